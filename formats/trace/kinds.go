@@ -1,0 +1,330 @@
+package trace
+
+// Kind numbers an event kind. Kinds 1..63 are timed events recorded on a
+// thread; they match occa_tools_event_kind_t in runtime/include/occa_tools.h.
+// Kinds 64 and up are definitions (names and object descriptions), which are
+// timeless and live in definition chunks. FORMAT.md describes both.
+type Kind uint8
+
+// Timed events. Every enter/exit pair has the call's correlation id as its
+// first argument.
+const (
+	KindInvalid Kind = iota
+	DeviceSetupBegin
+	DeviceSetupEnd
+	MemoryAllocBegin
+	MemoryAllocEnd
+	MemoryFreeBegin
+	MemoryFreeEnd
+	CopyBegin
+	CopyEnd
+	BuildBegin
+	BuildEnd
+	RunBegin
+	RunEnd
+	DeviceTime
+	StreamCreate
+	StreamSet
+	StreamFinishBegin
+	StreamFinishEnd
+	DeviceFinishBegin
+	DeviceFinishEnd
+	RegionPush
+	RegionPop
+	Marker
+	Dropped
+	Trigger
+	Fork
+	numEventKinds // sentinel: first unused timed kind
+)
+
+// Definitions.
+const (
+	DefString Kind = 64 + iota // interned string: id, text
+	DefDevice
+	DefKernel
+	DefKernelTag
+	DefStream
+	DefMemory
+	DefThread
+	numDefKinds // sentinel
+)
+
+// MaxArgs is the largest number of arguments any kind has.
+const MaxArgs = 6
+
+// ArgType says how an argument is encoded and what it refers to.
+type ArgType uint8
+
+const (
+	ArgUint   ArgType = iota + 1 // plain unsigned value
+	ArgInt                       // signed value (zig-zag encoded)
+	ArgCorr                      // correlation id (delta to the batch's previous correlation id)
+	ArgString                    // id of an interned string (DefString), 0 = none
+	ArgDevice                    // device object id (DefDevice), 0 = none
+	ArgKernel                    // kernel object id (DefKernel), 0 = none
+	ArgMemory                    // memory object id (alloc end or DefMemory), 0 = none/host
+	ArgStream                    // stream object id (DefStream), 0 = device's current stream
+	ArgTime                      // absolute time in ns (delta to the event's own time)
+	ArgThread                    // thread index (DefThread)
+)
+
+// Arg describes one argument of a kind.
+type Arg struct {
+	Name string
+	Type ArgType
+}
+
+// Spec describes a kind: its name in dumps and converters, its domain, its
+// arguments in order, and for begin/end kinds the other half of the pair.
+type Spec struct {
+	Name   string
+	Domain Domain
+	Args   []Arg
+	// Pair is the matching end kind for a begin, the begin for an end, and
+	// KindInvalid for instants and definitions.
+	Pair Kind
+	// Begin is true for the enter half of a pair.
+	Begin bool
+}
+
+// Domain groups kinds; it matches occa_tools_domain_t.
+type Domain uint8
+
+const (
+	DomainDevice Domain = iota
+	DomainMemory
+	DomainCopy
+	DomainBuild
+	DomainKernel
+	DomainStream
+	DomainSync
+	DomainUser
+	DomainTool
+	numDomains
+)
+
+var domainNames = [numDomains]string{"device", "memory", "copy", "build", "kernel", "stream", "sync", "user", "tool"}
+
+func (d Domain) String() string {
+	if d < numDomains {
+		return domainNames[d]
+	}
+	return "domain?"
+}
+
+// ParseDomain returns the domain called name, as the config spells it.
+func ParseDomain(name string) (Domain, bool) {
+	for i, n := range domainNames {
+		if n == name {
+			return Domain(i), true
+		}
+	}
+	return 0, false
+}
+
+// Domains lists every domain in order.
+func Domains() []Domain {
+	d := make([]Domain, numDomains)
+	for i := range d {
+		d[i] = Domain(i)
+	}
+	return d
+}
+
+// Values of CopyBegin's "direction" argument (bits 0-1) and its async flag (bit 2).
+const (
+	CopyH2D   = 0
+	CopyD2H   = 1
+	CopyD2D   = 2
+	CopyH2H   = 3
+	CopyAsync = 4
+)
+
+// CopyDirectionName names the direction bits of a CopyBegin "direction" argument.
+func CopyDirectionName(dir uint64) string {
+	return [...]string{"H2D", "D2H", "D2D", "H2H"}[dir&3]
+}
+
+// Values of BuildEnd's "cache" argument.
+const (
+	CacheUnknown = 0
+	CacheHit     = 1
+	CacheMiss    = 2
+)
+
+// Values of every end kind's "status" argument.
+const (
+	StatusOK     = 0
+	StatusFailed = 1
+)
+
+// Values of Dropped's "reason" argument.
+const (
+	DropBufferFull  = 1 // no free buffer: the writer could not keep up (config output.on_full = "drop")
+	DropWriteError  = 2 // the trace file could not be written (disk full, I/O error)
+	DropStringTable = 3 // the string table was full; names were replaced by id 0
+	DropDefinitions = 4 // the definition queue was full
+	DropShutdown    = 5 // events arrived after the final flush
+	numDropReasons = DropShutdown + 1 // sentinel (a bare name here would repeat "= 5")
+)
+
+var dropReasonNames = [numDropReasons]string{"", "buffer_full", "write_error", "string_table_full", "definition_queue_full", "after_shutdown"}
+
+// DropReasonName names a Dropped reason.
+func DropReasonName(r uint64) string {
+	if r > 0 && r < uint64(numDropReasons) {
+		return dropReasonNames[r]
+	}
+	return "unknown"
+}
+
+// Values of Trigger's "action" argument.
+const (
+	TriggerOpen   = 1 // a window opened: recording may resume
+	TriggerClose  = 2 // a window closed
+	TriggerPause  = 3 // recording paused (control API or signal)
+	TriggerResume = 4 // recording resumed (control API or signal)
+	TriggerBudget = 5 // the event or byte budget ran out: recording stopped for good
+)
+
+// Values of Trigger's "cause" argument.
+const (
+	CauseLaunch = 1 // a kernel launch count
+	CauseRegion = 2 // a user region instance
+	CauseTime   = 3 // a delay or duration
+	CauseAPI    = 4 // occa_tools_start/stop
+	CauseSignal = 5 // the toggle signal
+	CauseBudget = 6 // the budget
+)
+
+var specs = [numDefKinds]Spec{
+	DeviceSetupBegin: {Name: "device_setup_begin", Domain: DomainDevice, Pair: DeviceSetupEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"mode", ArgString}, {"index", ArgInt}, {"properties", ArgString}}},
+	DeviceSetupEnd: {Name: "device_setup_end", Domain: DomainDevice, Pair: DeviceSetupBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"device", ArgDevice}, {"status", ArgUint}}},
+	MemoryAllocBegin: {Name: "memory_alloc_begin", Domain: DomainMemory, Pair: MemoryAllocEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"device", ArgDevice}, {"bytes", ArgUint}, {"tag", ArgString}}},
+	MemoryAllocEnd: {Name: "memory_alloc_end", Domain: DomainMemory, Pair: MemoryAllocBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"memory", ArgMemory}, {"address", ArgUint}, {"status", ArgUint}}},
+	MemoryFreeBegin: {Name: "memory_free_begin", Domain: DomainMemory, Pair: MemoryFreeEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"memory", ArgMemory}, {"device", ArgDevice}, {"bytes", ArgUint}}},
+	MemoryFreeEnd: {Name: "memory_free_end", Domain: DomainMemory, Pair: MemoryFreeBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"status", ArgUint}}},
+	CopyBegin: {Name: "copy_begin", Domain: DomainCopy, Pair: CopyEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"direction", ArgUint}, {"src", ArgMemory}, {"dst", ArgMemory}, {"bytes", ArgUint}, {"stream", ArgStream}}},
+	CopyEnd: {Name: "copy_end", Domain: DomainCopy, Pair: CopyBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"status", ArgUint}}},
+	BuildBegin: {Name: "build_begin", Domain: DomainBuild, Pair: BuildEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"device", ArgDevice}, {"name", ArgString}, {"source", ArgString}, {"properties", ArgString}, {"properties_hash", ArgUint}}},
+	BuildEnd: {Name: "build_end", Domain: DomainBuild, Pair: BuildBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"kernel", ArgKernel}, {"cache", ArgUint}, {"status", ArgUint}}},
+	RunBegin: {Name: "run_begin", Domain: DomainKernel, Pair: RunEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"kernel", ArgKernel}, {"device", ArgDevice}, {"stream", ArgStream}}},
+	RunEnd: {Name: "run_end", Domain: DomainKernel, Pair: RunBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"status", ArgUint}}},
+	DeviceTime: {Name: "device_time", Domain: DomainKernel,
+		Args: []Arg{{"corr", ArgCorr}, {"start", ArgTime}, {"end", ArgTime}}},
+	StreamCreate: {Name: "stream_create", Domain: DomainStream,
+		Args: []Arg{{"device", ArgDevice}, {"stream", ArgStream}}},
+	StreamSet: {Name: "stream_set", Domain: DomainStream,
+		Args: []Arg{{"device", ArgDevice}, {"stream", ArgStream}}},
+	StreamFinishBegin: {Name: "stream_finish_begin", Domain: DomainSync, Pair: StreamFinishEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"stream", ArgStream}}},
+	StreamFinishEnd: {Name: "stream_finish_end", Domain: DomainSync, Pair: StreamFinishBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	DeviceFinishBegin: {Name: "device_finish_begin", Domain: DomainSync, Pair: DeviceFinishEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"device", ArgDevice}}},
+	DeviceFinishEnd: {Name: "device_finish_end", Domain: DomainSync, Pair: DeviceFinishBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	RegionPush: {Name: "region_push", Domain: DomainUser,
+		Args: []Arg{{"name", ArgString}}},
+	RegionPop: {Name: "region_pop", Domain: DomainUser,
+		Args: []Arg{{"name", ArgString}}},
+	Marker: {Name: "marker", Domain: DomainUser,
+		Args: []Arg{{"name", ArgString}}},
+	Dropped: {Name: "dropped", Domain: DomainTool,
+		Args: []Arg{{"count", ArgUint}, {"reason", ArgUint}, {"since", ArgTime}}},
+	Trigger: {Name: "trigger", Domain: DomainTool,
+		Args: []Arg{{"window", ArgUint}, {"action", ArgUint}, {"cause", ArgUint}}},
+	Fork: {Name: "fork", Domain: DomainTool},
+
+	DefString: {Name: "def_string",
+		Args: []Arg{{"id", ArgUint}}}, // the text follows the arguments, see FORMAT.md
+	DefDevice: {Name: "def_device",
+		Args: []Arg{{"device", ArgDevice}, {"mode", ArgString}, {"index", ArgInt}, {"properties", ArgString}}},
+	DefKernel: {Name: "def_kernel",
+		Args: []Arg{{"kernel", ArgKernel}, {"device", ArgDevice}, {"name", ArgString}, {"source", ArgString}, {"properties_hash", ArgUint}}},
+	DefKernelTag: {Name: "def_kernel_tag",
+		Args: []Arg{{"kernel", ArgKernel}, {"tag", ArgString}}},
+	DefStream: {Name: "def_stream",
+		Args: []Arg{{"stream", ArgStream}, {"device", ArgDevice}}},
+	DefMemory: {Name: "def_memory",
+		Args: []Arg{{"memory", ArgMemory}, {"device", ArgDevice}, {"bytes", ArgUint}, {"address", ArgUint}, {"tag", ArgString}}},
+	DefThread: {Name: "def_thread",
+		Args: []Arg{{"thread", ArgThread}, {"tid", ArgUint}, {"name", ArgString}}},
+}
+
+// Spec returns the description of k, or nil when k is not a known kind.
+func (k Kind) Spec() *Spec {
+	if int(k) < len(specs) && specs[k].Name != "" {
+		return &specs[k]
+	}
+	return nil
+}
+
+// Valid reports whether k is a known kind.
+func (k Kind) Valid() bool { return k.Spec() != nil }
+
+// IsDef reports whether k is a definition kind.
+func (k Kind) IsDef() bool { return k >= DefString && k < numDefKinds }
+
+// String returns the kind's name, or "kind(N)" for an unknown one.
+func (k Kind) String() string {
+	if s := k.Spec(); s != nil {
+		return s.Name
+	}
+	return "kind(" + itoa(uint64(k)) + ")"
+}
+
+// EventKinds lists every timed event kind in numeric order.
+func EventKinds() []Kind {
+	ks := make([]Kind, 0, numEventKinds-1)
+	for k := Kind(1); k < numEventKinds; k++ {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// ParseKind returns the timed or definition kind called name.
+func ParseKind(name string) (Kind, bool) {
+	for k := range specs {
+		if specs[k].Name == name {
+			return Kind(k), true
+		}
+	}
+	return 0, false
+}
+
+// ArgIndex returns the position of the argument called name, or -1.
+func (s *Spec) ArgIndex(name string) int {
+	for i, a := range s.Args {
+		if a.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func itoa(v uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}

@@ -1,0 +1,199 @@
+/*
+ * ot_internal.h: the contract between libocca_tools.so (C: the ABI, the hot
+ * path, buffers, signals) and libocca_tools_core.so (Go: config, filters,
+ * encoding, compression, file output). Private: not installed.
+ *
+ * libocca_tools.so loads the Go core with dlopen() only when OCCA_TOOLS_CONFIG
+ * is set, so a process that does not trace never starts a Go runtime. The two
+ * sides talk through two tables of function pointers:
+ *   ot_core_api_t: Go functions the C side calls (start, decisions, shutdown);
+ *   ot_host_t:     C functions the Go writer calls (take buffers, defs, clock).
+ * Neither library links against the other.
+ */
+#ifndef OT_INTERNAL_H
+#define OT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Raw records in per-thread buffers --------------------------------- *
+ * Each record is 16 bytes of header followed by nargs 64-bit arguments:
+ *   uint64 ticks  (TSC ticks or CLOCK_MONOTONIC ns, see ot_settings.clock)
+ *   uint8  kind   (occa_tools_event_kind_t)
+ *   uint8  nargs  (0..OT_MAX_ARGS)
+ *   uint8  pad[6]
+ *   uint64 args[nargs], in the order of formats/trace/kinds.go.
+ * String arguments are ids of interned strings (see defs below). Time
+ * arguments are raw ticks, except DEVICE_TIME's start/end, which the source
+ * gave in CLOCK_MONOTONIC ns. */
+#define OT_REC_HEADER 16u
+#define OT_MAX_ARGS 6u
+
+/* ---- Definitions queue --------------------------------------------------- *
+ * Definitions (trace kinds 64+: strings, devices, kernels, ...) go through
+ * one global queue, drained by the writer before the event buffers it takes
+ * in the same cycle, so every definition reaches the file before the events
+ * that use it. Encoding of one entry:
+ *   uint8 kind, uint8 nargs, uint16 pad, uint32 text_len,
+ *   uint64 args[nargs], then text_len bytes of text (no NUL), padded to 8. */
+#define OT_DEF_STRING 64u
+#define OT_DEF_DEVICE 65u
+#define OT_DEF_KERNEL 66u
+#define OT_DEF_KERNEL_TAG 67u
+#define OT_DEF_STREAM 68u
+#define OT_DEF_MEMORY 69u
+#define OT_DEF_THREAD 70u
+
+/* Arguments of DROPPED and TRIGGER records; the same numbers as the Drop*,
+ * Trigger* and Cause* constants of formats/trace/kinds.go. */
+enum {
+  OT_DROP_BUFFER_FULL = 1,
+  OT_DROP_WRITE_ERROR = 2,
+  OT_DROP_STRING_TABLE = 3,
+  OT_DROP_DEFINITIONS = 4,
+  OT_DROP_SHUTDOWN = 5
+};
+enum { OT_TRIGGER_OPEN = 1, OT_TRIGGER_CLOSE = 2, OT_TRIGGER_PAUSE = 3, OT_TRIGGER_RESUME = 4, OT_TRIGGER_BUDGET = 5 };
+enum { OT_CAUSE_LAUNCH = 1, OT_CAUSE_REGION = 2, OT_CAUSE_TIME = 3, OT_CAUSE_API = 4, OT_CAUSE_SIGNAL = 5, OT_CAUSE_BUDGET = 6 };
+
+/* Thread index 0 is the tool itself (writer-side events). */
+#define OT_TOOL_THREAD 0u
+
+/* ---- Settings: what the Go core tells C at start ------------------------- */
+enum { OT_MAX_WINDOWS = 16 };
+
+enum ot_window_kind { OT_WINDOW_LAUNCH = 1, OT_WINDOW_REGION = 2, OT_WINDOW_TIME = 3 };
+
+typedef struct ot_window_setting {
+  uint32_t kind; /* ot_window_kind */
+  uint64_t from; /* launch or region instance number, 1-based */
+  uint64_t to;   /* inclusive; 0 = no end */
+} ot_window_setting_t;
+
+typedef struct ot_settings {
+  uint64_t enabled_mask;  /* bit per event kind */
+  uint64_t memory_bytes;  /* total buffer memory */
+  uint64_t buffer_bytes;  /* size of one buffer */
+  uint64_t flush_timeout_ms;
+  uint64_t budget_events; /* 0 = none */
+  uint64_t mem_min_bytes; /* memory filter size range; max 0 = none */
+  uint64_t mem_max_bytes;
+  int32_t use_tsc;        /* 1: ticks are TSC, 0: CLOCK_MONOTONIC ns */
+  int32_t on_full_wait;   /* 1: wait for a free buffer, 0: drop and count */
+  int32_t start_paused;
+  int32_t toggle_signal;  /* 0 = none */
+  int32_t device_time;    /* sources should report device-side timing */
+  int32_t log_level;      /* zerolog level: -1 trace .. 5 panic, 7 disabled */
+  int32_t tsc_usable;     /* in: C found an invariant TSC the kernel trusts */
+  uint32_t nwindows;
+  ot_window_setting_t windows[OT_MAX_WINDOWS];
+} ot_settings_t;
+
+/* ---- Spans: what the writer takes from C --------------------------------- */
+typedef struct ot_span {
+  const uint8_t *data; /* first byte of complete records */
+  uint64_t len;        /* bytes */
+  uint32_t thread;     /* thread index */
+  uint32_t slot;       /* pool slot, for ot_host.release */
+  int32_t full;        /* 1: the buffer is done; release returns it to the pool */
+} ot_span_t;
+
+/* Counters the writer reads for the stats chunk. */
+typedef struct ot_counters {
+  uint64_t dropped[8];   /* per trace drop reason */
+  uint64_t strings;      /* interned strings */
+  uint64_t threads;      /* threads seen */
+  uint64_t buffers_used; /* buffers ever allocated */
+  uint64_t signal_toggles;
+  uint64_t signal_toggle_ticks; /* ticks of the latest toggle */
+  uint32_t signal_recording;    /* 1 when the signal toggle says record */
+} ot_counters_t;
+
+/* Wake-up reasons returned by ot_host.wait. */
+enum { OT_WAKE_TIMEOUT = 0, OT_WAKE_WORK = 1, OT_WAKE_FLUSH = 2 };
+
+/* C functions the Go core calls. All are safe from any thread; the writer
+ * calls them from its one goroutine. */
+typedef struct ot_host {
+  /* Blocks up to timeout_ms for a full buffer or a flush request. */
+  int (*wait)(int timeout_ms);
+  /* Pops the oldest full buffer; 0 when none. */
+  int (*take_full)(ot_span_t *out);
+  /* Partial flush: visits live buffers in pool order starting at *cursor;
+   * returns 1 with the next span of records not yet written, 0 at the end. */
+  int (*take_partial)(uint32_t *cursor, ot_span_t *out);
+  /* Marks a span written; a full span's buffer goes back to the pool. */
+  void (*release)(const ot_span_t *span);
+  /* Moves pending definitions into dst (cap bytes); returns bytes moved.
+   * Call until it returns 0. try_only: do not block on the queue's lock. */
+  uint64_t (*take_defs)(uint8_t *dst, uint64_t cap, int try_only);
+  /* Reads the tick clock and CLOCK_MONOTONIC as one pair. */
+  void (*sync_point)(uint64_t *ticks, int64_t *mono_ns);
+  void (*counters)(ot_counters_t *out);
+  /* Time windows and the byte budget are driven from Go. */
+  void (*window_set)(uint32_t window, int open);
+  void (*budget_exhausted)(void);
+  /* The flush sequence: requested by C (signal, occa_tools_flush), done when
+   * the writer stores the sequence it finished. */
+  uint64_t (*flush_requested)(void);
+  void (*flush_done)(uint64_t seq);
+  /* The flush sequence that must be final (a signal whose default action
+   * ends the process asked for it), or 0. */
+  uint64_t (*final_requested)(void);
+  /* Re-installs the exit-signal handlers if the application replaced them. */
+  void (*rearm_signals)(void);
+  /* Stops recording for good (final flush, fatal output error); later
+   * events are counted as lost with reason after_shutdown. */
+  void (*stop_for_good)(void);
+  /* Calls the application's critical-event callback, if it set one. */
+  void (*critical)(uint32_t kind, uint64_t count, const char *message);
+} ot_host_t;
+
+/* Object decisions the Go core returns. */
+typedef struct ot_decision {
+  uint32_t selected;        /* events of this object are recorded */
+  uint32_t memory_selected; /* devices: allocations on it pass the memory filter */
+  uint32_t windows;         /* kernels, regions: bitmask of windows they count for */
+} ot_decision_t;
+
+/* Go functions the C side calls, found with dlsym in the core. */
+typedef struct ot_core_api {
+  /* Loads the config, fills *settings and opens the trace file. Returns 0,
+   * or -1 (message already logged) to run untraced, or -2 when the config
+   * says on_error = "abort". */
+  int (*start)(const ot_host_t *host, ot_settings_t *settings);
+  /* Starts the writer, once C has set up buffers from the settings. */
+  void (*run)(void);
+  void (*decide_device)(const char *mode, int64_t index, const char *props, ot_decision_t *out);
+  /* Also returns in *tags_out a newline-separated list of the kernel's tags
+   * (owned by Go, valid until the next call on this thread) or NULL. */
+  void (*decide_kernel)(const char *name, const char *props, ot_decision_t *out,
+                        const char **tags_out);
+  uint32_t (*decide_region)(const char *name);
+  int (*memory_tag_selected)(const char *tag);
+  void (*tag_kernel)(const char *name, const char *tag);
+  /* Final flush and close; called once at exit. */
+  void (*shutdown)(void);
+  /* Logs one line through zerolog at level (0 debug .. 3 error). */
+  void (*log)(int level, const char *msg);
+} ot_core_api_t;
+
+/* Names of the Go exports (runtime/core/exports.go). */
+#define OT_CORE_START "OccaToolsCoreStart"
+#define OT_CORE_RUN "OccaToolsCoreRun"
+#define OT_CORE_DECIDE_DEVICE "OccaToolsCoreDecideDevice"
+#define OT_CORE_DECIDE_KERNEL "OccaToolsCoreDecideKernel"
+#define OT_CORE_DECIDE_REGION "OccaToolsCoreDecideRegion"
+#define OT_CORE_MEMORY_TAG "OccaToolsCoreMemoryTagSelected"
+#define OT_CORE_TAG_KERNEL "OccaToolsCoreTagKernel"
+#define OT_CORE_SHUTDOWN "OccaToolsCoreShutdown"
+#define OT_CORE_LOG "OccaToolsCoreLog"
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OT_INTERNAL_H */

@@ -1,0 +1,264 @@
+/*
+ * rt.h: private declarations of the C runtime (libocca_tools.so).
+ *
+ * Threads record into buffers they own; the Go writer takes whole buffers
+ * (full ones) and the committed prefix of live ones (periodic flush). A buffer
+ * moves FREE -> OWNED (a thread takes it) -> FULL (the thread hands it over)
+ * -> FREE (only the writer frees), so the writer never reads memory that a
+ * thread is writing: it reads only below the buffer's committed offset.
+ */
+#ifndef OT_RT_H
+#define OT_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "occa_tools.h"
+#include "ot_internal.h"
+
+#define OT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define OT_HIDDEN __attribute__((visibility("hidden")))
+#define OT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- Process state ------------------------------------------------------ */
+enum ot_state {
+  OT_STATE_INACTIVE = 0, /* no config, config error, or core failed to load */
+  OT_STATE_ACTIVE = 1,
+  OT_STATE_SHUTDOWN = 2, /* final flush done: later events are counted lost */
+  OT_STATE_FORKED = 3    /* a forked child: never calls into Go */
+};
+OT_HIDDEN extern _Atomic int ot_state;
+
+/* Why recording is off (bits of the low word of ot_gate). The high word counts
+ * open trigger windows; with no windows configured it is held at 1. */
+enum {
+  OT_PAUSED_API = 1u << 0,
+  OT_PAUSED_SIGNAL = 1u << 1,
+  OT_PAUSED_BUDGET = 1u << 2,
+  OT_PAUSED_STOPPED = 1u << 3 /* shutdown or fatal output error */
+};
+OT_HIDDEN extern _Atomic uint64_t ot_gate;
+OT_HIDDEN extern _Atomic uint64_t ot_kinds; /* enabled event kinds */
+OT_HIDDEN extern volatile uint64_t ot_public_mask; /* what sources see */
+OT_HIDDEN extern _Atomic uint32_t ot_epoch; /* bumped when kernel tags change */
+OT_HIDDEN extern ot_settings_t ot_cfg;
+OT_HIDDEN extern ot_core_api_t ot_core;
+
+static inline int ot_recording(void) {
+  uint64_t g = atomic_load_explicit(&ot_gate, memory_order_relaxed);
+  return (uint32_t)g == 0 && (g >> 32) != 0;
+}
+
+static inline int ot_kind_on(unsigned kind) {
+  return (atomic_load_explicit(&ot_kinds, memory_order_relaxed) >> kind) & 1u;
+}
+
+/* ---- Clock -------------------------------------------------------------- */
+OT_HIDDEN extern int ot_use_tsc;
+OT_HIDDEN int ot_tsc_usable(void);
+OT_HIDDEN uint64_t ot_mono_ns(void);
+OT_HIDDEN void ot_sync_point(uint64_t *ticks, int64_t *mono_ns);
+
+static inline uint64_t ot_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (OT_LIKELY(ot_use_tsc)) {
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+  }
+#elif defined(__aarch64__)
+  if (OT_LIKELY(ot_use_tsc)) {
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+  }
+#endif
+  return ot_mono_ns();
+}
+
+/* ---- Buffers and threads ------------------------------------------------- */
+enum { OT_BUF_FREE = 0, OT_BUF_OWNED = 1, OT_BUF_FULL = 2 };
+
+typedef struct ot_buf {
+  uint8_t *data;
+  _Atomic uint32_t committed; /* bytes of complete records (owner stores) */
+  uint32_t flushed;           /* bytes the writer has taken (writer only) */
+  _Atomic uint32_t state;
+  uint32_t thread;            /* owner's thread index */
+  uint32_t seq;               /* owner's buffer number, 1-based */
+  uint32_t slot;              /* index in the pool */
+  uint32_t pred_slot;         /* the owner's previous buffer, or UINT32_MAX */
+  uint32_t pred_seq;
+  struct ot_buf *_Atomic next; /* link in the full stack */
+} ot_buf;
+
+enum { OT_REGION_DEPTH = 128 };
+
+typedef struct ot_region_frame {
+  uint32_t name_id;
+  uint16_t inside;   /* windows this instance is inside of */
+  uint16_t recorded; /* its push was recorded, so its pop is */
+} ot_region_frame;
+
+typedef struct ot_thread {
+  ot_buf *buf;
+  uint32_t pos;   /* write offset in buf */
+  uint32_t index; /* thread index in the trace (1-based) */
+  uint32_t buf_seq;
+  uint32_t last_slot;
+  uint64_t corr_seq;
+  uint64_t dropped;       /* dropped since the last DROPPED record */
+  uint64_t drop_since;    /* ticks of the first of them */
+  uint32_t region_depth;
+  ot_region_frame regions[OT_REGION_DEPTH];
+} ot_thread;
+
+OT_HIDDEN extern OT_TLS ot_thread *ot_self_tls;
+OT_HIDDEN extern uint32_t ot_buf_cap;
+OT_HIDDEN ot_thread *ot_thread_create(void);
+OT_HIDDEN uint64_t *ot_reserve_slow(ot_thread *t, unsigned words);
+OT_HIDDEN int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes);
+OT_HIDDEN void ot_wake_writer(void);
+OT_HIDDEN void ot_count_drop(unsigned reason, uint64_t n);
+OT_HIDDEN void ot_thread_key_init(void);
+
+static inline ot_thread *ot_self(void) {
+  ot_thread *t = ot_self_tls;
+  return OT_LIKELY(t != NULL) ? t : ot_thread_create();
+}
+
+/* Room for a record of `words` 64-bit words; NULL when it was dropped. */
+static inline uint64_t *ot_reserve(ot_thread *t, unsigned words) {
+  if (OT_LIKELY(t->buf != NULL && t->pos + words * 8u <= ot_buf_cap))
+    return (uint64_t *)(void *)(t->buf->data + t->pos);
+  return ot_reserve_slow(t, words);
+}
+
+static inline void ot_commit(ot_thread *t, unsigned words) {
+  t->pos += words * 8u;
+  atomic_store_explicit(&t->buf->committed, t->pos, memory_order_release);
+}
+
+/* Records kind with nargs arguments; returns 0 when dropped. */
+static inline int ot_emit(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args) {
+  uint64_t *r = ot_reserve(t, 2 + nargs);
+  if (OT_UNLIKELY(r == NULL))
+    return 0;
+  r[0] = ot_ticks();
+  r[1] = (uint64_t)kind | ((uint64_t)nargs << 8);
+  for (unsigned i = 0; i < nargs; i++)
+    r[2 + i] = args[i];
+  ot_commit(t, 2 + nargs);
+  return 1;
+}
+
+static inline uint64_t ot_next_corr(ot_thread *t) {
+  return ((uint64_t)t->index << 40) | ++t->corr_seq;
+}
+
+/* ---- Strings and definitions ---------------------------------------------- */
+typedef struct ot_str {
+  uint64_t hash;
+  uint32_t id;
+  uint32_t len;
+  _Atomic int32_t region_windows; /* -1 until asked */
+  _Atomic int32_t memtag_selected; /* -1 until asked */
+  void *_Atomic kernel; /* the kernel of this name launched without a slot */
+  char text[];
+} ot_str;
+
+OT_HIDDEN int ot_strings_init(void);
+/* The interned copy of s (NULL for NULL/empty or when the table is full). */
+OT_HIDDEN ot_str *ot_intern(const char *s);
+static inline uint64_t ot_str_id(const ot_str *s) { return s ? s->id : 0; }
+OT_HIDDEN void ot_def(unsigned kind, unsigned nargs, const uint64_t *args, const char *text,
+                      uint32_t text_len);
+OT_HIDDEN uint64_t ot_take_defs(uint8_t *dst, uint64_t cap, int try_only);
+
+/* ---- Objects -------------------------------------------------------------- */
+enum { OT_OBJ_DEVICE = 1, OT_OBJ_KERNEL = 2, OT_OBJ_MEMORY = 3, OT_OBJ_STREAM = 4 };
+
+typedef struct ot_obj {
+  uint32_t id;
+  uint8_t type;
+  _Atomic uint8_t selected;
+  _Atomic uint8_t memory_selected; /* devices */
+  _Atomic uint8_t defined;         /* memory: alloc recorded or def written */
+  _Atomic uint32_t epoch;          /* kernels: ot_epoch at decision */
+  _Atomic uint32_t windows;        /* kernels: launch windows counted */
+  struct ot_obj *device;
+  ot_str *name;  /* device mode, kernel name */
+  ot_str *props; /* device or build properties */
+  ot_str *tag;   /* memory */
+  int64_t index; /* device index */
+  uint64_t bytes;
+  uintptr_t address;
+  struct ot_obj *hnext; /* address map chain */
+} ot_obj;
+
+OT_HIDDEN ot_obj *ot_device_of(occa_tools_data_t *slot);
+OT_HIDDEN ot_obj *ot_device_new(const char *mode, int64_t index, const char *props);
+OT_HIDDEN ot_obj *ot_kernel_of(occa_tools_data_t *slot, const char *name, ot_obj *device);
+OT_HIDDEN ot_obj *ot_kernel_new(const char *name, const char *source, const char *props,
+                                uint64_t hash, ot_obj *device);
+OT_HIDDEN void ot_kernel_redecide(ot_obj *k);
+OT_HIDDEN ot_obj *ot_stream_of(occa_tools_data_t *slot, ot_obj *device);
+OT_HIDDEN ot_obj *ot_memory_of(occa_tools_data_t *slot);
+OT_HIDDEN ot_obj *ot_memory_new(ot_obj *device, uint64_t bytes, const char *tag);
+OT_HIDDEN void ot_memory_publish(ot_obj *m, occa_tools_data_t *slot, const void *address);
+OT_HIDDEN void ot_memory_retire(ot_obj *m);
+OT_HIDDEN int ot_memory_tag(const void *address, const char *tag);
+OT_HIDDEN void ot_memory_define(ot_obj *m);
+/* Publishes o in slot unless another thread did first; returns the winner. */
+OT_HIDDEN ot_obj *ot_publish(occa_tools_data_t *slot, ot_obj *o);
+
+static inline uint64_t ot_obj_id(const ot_obj *o) { return o ? o->id : 0; }
+static inline int ot_obj_selected(const ot_obj *o) {
+  return o == NULL || atomic_load_explicit(&((ot_obj *)o)->selected, memory_order_relaxed);
+}
+static inline ot_obj *ot_slot_obj(occa_tools_data_t *slot) {
+  return slot ? (ot_obj *)__atomic_load_n(&slot->ptr, __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* ---- Triggers ------------------------------------------------------------- */
+OT_HIDDEN extern uint32_t ot_nwindows;
+OT_HIDDEN extern int ot_budget_on;
+OT_HIDDEN void ot_triggers_init(void);
+/* Counts a launch for the windows in mask; returns the windows to close at
+ * the launch's end. */
+OT_HIDDEN uint32_t ot_count_launch(ot_thread *t, uint32_t mask);
+OT_HIDDEN void ot_close_windows(ot_thread *t, uint32_t mask, unsigned cause);
+OT_HIDDEN uint16_t ot_region_enter(ot_thread *t, uint32_t mask);
+OT_HIDDEN void ot_window_set(uint32_t w, int open);
+/* Takes one event from the budget; 0 when it is spent. */
+OT_HIDDEN int ot_budget_take_slow(ot_thread *t);
+static inline int ot_budget_take(ot_thread *t) {
+  return OT_LIKELY(!ot_budget_on) || ot_budget_take_slow(t);
+}
+OT_HIDDEN void ot_pause(uint32_t reason, int paused);
+OT_HIDDEN void ot_trigger_event(ot_thread *t, uint32_t window, uint32_t action, uint32_t cause);
+
+/* ---- Writer-side functions (ot_host_t) ------------------------------------ */
+OT_HIDDEN int ot_host_wait(int timeout_ms);
+OT_HIDDEN int ot_host_take_full(ot_span_t *out);
+OT_HIDDEN int ot_host_take_partial(uint32_t *cursor, ot_span_t *out);
+OT_HIDDEN void ot_host_release(const ot_span_t *span);
+OT_HIDDEN void ot_host_counters(ot_counters_t *out);
+OT_HIDDEN uint64_t ot_flush_request(void);
+OT_HIDDEN int ot_flush_wait(uint64_t seq, uint64_t timeout_ms);
+OT_HIDDEN uint64_t ot_host_flush_requested(void);
+OT_HIDDEN void ot_host_flush_done(uint64_t seq);
+OT_HIDDEN void ot_signals_install(void);
+OT_HIDDEN void ot_signals_rearm(void);
+OT_HIDDEN extern _Atomic uint64_t ot_signal_toggles;
+OT_HIDDEN extern _Atomic uint64_t ot_signal_toggle_ticks;
+OT_HIDDEN void ot_update_public_mask(void);
+OT_HIDDEN void ot_critical(uint32_t kind, uint64_t count, const char *message);
+
+/* ---- Logging before or without the Go core -------------------------------- */
+OT_HIDDEN void ot_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+enum { OT_LOG_DEBUG = 0, OT_LOG_INFO = 1, OT_LOG_WARN = 2, OT_LOG_ERROR = 3 };
+
+#endif /* OT_RT_H */

@@ -1,0 +1,119 @@
+/* triggers.c: the recording gate and trigger windows (the C twin of the
+ * reference state machine in filters/, whose doc states the semantics).
+ *
+ * ot_gate packs why recording is paused (low 32 bits, OT_PAUSED_*) and how
+ * many windows are open (high 32 bits). With no windows configured the count
+ * starts at 1 and never moves, so "recording" is one load and two compares. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "rt.h"
+
+_Atomic uint64_t ot_gate = 1ull << 32;
+uint32_t ot_nwindows;
+int ot_budget_on;
+
+static _Atomic uint64_t win_count[OT_MAX_WINDOWS];  /* matching launches / region pushes */
+static _Atomic int64_t win_inside[OT_MAX_WINDOWS];  /* region windows: open instances */
+static _Atomic uint32_t win_open[OT_MAX_WINDOWS];   /* 1 while the window holds the gate */
+static _Atomic int64_t budget_left;
+static _Atomic int budget_spent;
+
+void ot_triggers_init(void) {
+  ot_nwindows = ot_cfg.nwindows > OT_MAX_WINDOWS ? OT_MAX_WINDOWS : ot_cfg.nwindows;
+  uint64_t g = ot_nwindows ? 0 : 1ull << 32;
+  if (ot_cfg.start_paused)
+    g |= OT_PAUSED_API;
+  atomic_store(&ot_gate, g);
+  ot_budget_on = ot_cfg.budget_events != 0;
+  atomic_store(&budget_left, (int64_t)ot_cfg.budget_events);
+}
+
+void ot_trigger_event(ot_thread *t, uint32_t window, uint32_t action, uint32_t cause) {
+  if (!t)
+    return;
+  uint64_t args[3] = {window, action, cause};
+  ot_emit(t, OCCA_TOOLS_EVENT_TRIGGER, 3, args);
+}
+
+/* Opens or closes window w once; returns 1 when its state changed. */
+static int window_flip(uint32_t w, int open) {
+  uint32_t want = open ? 0 : 1;
+  if (!atomic_compare_exchange_strong(&win_open[w], &want, open ? 1u : 0u))
+    return 0;
+  if (open)
+    atomic_fetch_add(&ot_gate, 1ull << 32);
+  else
+    atomic_fetch_sub(&ot_gate, 1ull << 32);
+  return 1;
+}
+
+void ot_window_set(uint32_t w, int open) {
+  if (w < ot_nwindows)
+    window_flip(w, open);
+}
+
+uint32_t ot_count_launch(ot_thread *t, uint32_t mask) {
+  uint32_t close = 0;
+  for (uint32_t w = 0; w < ot_nwindows; w++) {
+    if (!(mask & (1u << w)) || ot_cfg.windows[w].kind != OT_WINDOW_LAUNCH)
+      continue;
+    uint64_t n = atomic_fetch_add(&win_count[w], 1) + 1;
+    const ot_window_setting_t *ws = &ot_cfg.windows[w];
+    if (n == ws->from && window_flip(w, 1))
+      ot_trigger_event(t, w, OT_TRIGGER_OPEN, OT_CAUSE_LAUNCH);
+    if (ws->to != 0 && n == ws->to)
+      close |= 1u << w;
+  }
+  return close;
+}
+
+void ot_close_windows(ot_thread *t, uint32_t mask, unsigned cause) {
+  for (uint32_t w = 0; w < ot_nwindows; w++) {
+    if (!(mask & (1u << w)))
+      continue;
+    if (ot_cfg.windows[w].kind == OT_WINDOW_REGION &&
+        atomic_fetch_sub(&win_inside[w], 1) != 1)
+      continue; /* another inside instance is still open */
+    if (window_flip(w, 0))
+      ot_trigger_event(t, w, OT_TRIGGER_CLOSE, cause);
+  }
+}
+
+/* A push of a region counted by the windows in mask: returns the windows
+ * this instance is inside of (they open now and close at its pop). */
+uint16_t ot_region_enter(ot_thread *t, uint32_t mask) {
+  uint16_t inside = 0;
+  for (uint32_t w = 0; w < ot_nwindows; w++) {
+    if (!(mask & (1u << w)) || ot_cfg.windows[w].kind != OT_WINDOW_REGION)
+      continue;
+    uint64_t n = atomic_fetch_add(&win_count[w], 1) + 1;
+    const ot_window_setting_t *ws = &ot_cfg.windows[w];
+    if (n < ws->from || (ws->to != 0 && n > ws->to))
+      continue;
+    inside |= (uint16_t)(1u << w);
+    if (atomic_fetch_add(&win_inside[w], 1) == 0 && window_flip(w, 1))
+      ot_trigger_event(t, w, OT_TRIGGER_OPEN, OT_CAUSE_REGION);
+  }
+  return inside;
+}
+
+void ot_pause(uint32_t reason, int paused) {
+  if (paused)
+    atomic_fetch_or(&ot_gate, (uint64_t)reason);
+  else
+    atomic_fetch_and(&ot_gate, ~(uint64_t)reason);
+}
+
+/* Exact: one atomic decrement per counted event, paid only when a budget is
+ * configured. */
+int ot_budget_take_slow(ot_thread *t) {
+  if (atomic_fetch_sub_explicit(&budget_left, 1, memory_order_relaxed) > 0)
+    return 1;
+  int was = 0;
+  if (atomic_compare_exchange_strong(&budget_spent, &was, 1)) {
+    ot_pause(OT_PAUSED_BUDGET, 1);
+    ot_trigger_event(t, 0, OT_TRIGGER_BUDGET, OT_CAUSE_BUDGET);
+  }
+  return 0;
+}
