@@ -1,0 +1,181 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrBatchFull is returned by Batch.Add when the batch holds as much as one
+// chunk may: write it and add the event again.
+var ErrBatchFull = errors.New("trace: batch full: write it and start another")
+
+// prefixRoom is the space kept in front of a batch's events for the chunk
+// body prefix (three uvarints, FORMAT.md §5), so compression reads one slice.
+const prefixRoom = 30
+
+// Batch collects the events of one thread for one events chunk
+// (FORMAT.md §5). It encodes as events are added, without allocating once its
+// buffer has grown. A Batch is reused: writing it resets it, and it keeps the
+// time of its last event so that the thread's next batch stays in order.
+// A Batch must not be used by two goroutines at once.
+type Batch struct {
+	thread  uint32
+	raw     []byte // prefixRoom bytes, then the encoded events
+	n       int    // events in the batch
+	base    int64  // time of the first event
+	last    int64  // time of the last event added (or the floor for the next)
+	corr    uint64 // previous correlation id in the batch
+	clamped uint64
+	prev    [numEventKinds][MaxArgs]uint64 // previous arguments per kind (S flag)
+	counts  [numEventKinds]uint32
+	chunk   []byte // the encoded chunk, valid when encoded
+	encoded bool
+}
+
+// NewBatch returns an empty batch for thread whose events may not be earlier
+// than floor. Writer.Batch is the usual way to get one.
+func NewBatch(thread uint32, floor int64) *Batch {
+	b := &Batch{thread: thread, raw: make([]byte, prefixRoom, 64<<10)}
+	b.last = max(floor, 0)
+	return b
+}
+
+// Thread returns the batch's thread index.
+func (b *Batch) Thread() uint32 { return b.thread }
+
+// Len returns the number of events in the batch.
+func (b *Batch) Len() int { return b.n }
+
+// Size returns the encoded size of the batch's events before compression.
+func (b *Batch) Size() int { return len(b.raw) - prefixRoom }
+
+// Reset empties the batch; the next event may not be earlier than the last
+// one added.
+func (b *Batch) Reset() {
+	b.raw = b.raw[:prefixRoom]
+	b.n = 0
+	b.corr = 0
+	b.clamped = 0
+	b.prev = [numEventKinds][MaxArgs]uint64{}
+	b.counts = [numEventKinds]uint32{}
+	b.encoded = false
+}
+
+// Add appends an event of kind k at time t (CLOCK_MONOTONIC ns) with the
+// kind's arguments in kinds.go order. A time earlier than the previous
+// event's is raised to it and counted in Stats.Clamped.
+func (b *Batch) Add(k Kind, t int64, args ...uint64) error {
+	if !isEventKind(k) {
+		return fmt.Errorf("trace: Batch.Add: %v is not a timed event kind", k)
+	}
+	if len(args) != int(kindTab[k].n) {
+		return fmt.Errorf("trace: Batch.Add: %v takes %d arguments, got %d", k, kindTab[k].n, len(args))
+	}
+	return b.add(k, t, args)
+}
+
+// AddEvent appends e; e.Thread is ignored (the batch has its thread).
+func (b *Batch) AddEvent(e *Event) error {
+	if !isEventKind(e.Kind) {
+		return fmt.Errorf("trace: Batch.AddEvent: %v is not a timed event kind", e.Kind)
+	}
+	return b.add(e.Kind, e.Time, e.Args[:kindTab[e.Kind].n])
+}
+
+// add encodes one event (FORMAT.md §5); k is valid and args has its length.
+func (b *Batch) add(k Kind, t int64, args []uint64) error {
+	if b.encoded {
+		return errors.New("trace: Batch.Add after EncodeBatch: write the batch first")
+	}
+	if len(b.raw) >= maxBatchRaw {
+		return ErrBatchFull
+	}
+	if t < b.last {
+		t = b.last
+		b.clamped++
+	}
+	var delta uint64
+	if b.n == 0 {
+		b.base = t
+	} else {
+		delta = uint64(t - b.last)
+	}
+	b.last = t
+	b.n++
+	b.counts[k]++
+
+	// Worst case: head, delta and MaxArgs arguments of 10 bytes each.
+	const maxEvent = 1 + 10 + MaxArgs*10
+	if cap(b.raw)-len(b.raw) < maxEvent {
+		nb := make([]byte, len(b.raw), 2*cap(b.raw)+maxEvent)
+		copy(nb, b.raw)
+		b.raw = nb
+	}
+	ki := &kindTab[k]
+	prev := &b.prev[k]
+	same := ki.hasRef
+	for j, v := range args {
+		if v != prev[j] {
+			switch ki.types[j] {
+			case ArgCorr, ArgTime:
+			default:
+				same = false
+			}
+		}
+	}
+	buf := b.raw[:cap(b.raw)]
+	h := len(b.raw)
+	head := byte(k)
+	i := putUvarint(buf, h+1, delta)
+	for j, v := range args {
+		switch ki.types[j] {
+		case ArgCorr:
+			want := b.corr
+			if ki.begin {
+				want++
+			}
+			if v == want {
+				head |= flagC
+			} else {
+				i = putUvarint(buf, i, zigzag(int64(v-b.corr)))
+			}
+			b.corr = v
+		case ArgTime:
+			i = putUvarint(buf, i, encodeTime(v, t))
+		case ArgInt:
+			if !same {
+				i = putUvarint(buf, i, zigzag(int64(v)))
+			}
+		default:
+			if !same {
+				i = putUvarint(buf, i, v)
+			}
+		}
+	}
+	if same {
+		head |= flagS
+	} else {
+		copy(prev[:], args)
+	}
+	buf[h] = head
+	b.raw = buf[:i]
+	return nil
+}
+
+// Event head flags (FORMAT.md §5).
+const (
+	kindMask = 0x3f
+	flagS    = 0x40 // other arguments same as the kind's previous event
+	flagC    = 0x80 // correlation id is the expected one
+)
+
+// body returns the chunk body: the prefix written just in front of the events.
+func (b *Batch) body() []byte {
+	var tmp [prefixRoom]byte
+	p := putUvarint(tmp[:], 0, uint64(b.thread))
+	p = putUvarint(tmp[:], p, uint64(b.base))
+	p = putUvarint(tmp[:], p, uint64(b.n))
+	start := prefixRoom - p
+	copy(b.raw[start:], tmp[:p])
+	return b.raw[start:]
+}

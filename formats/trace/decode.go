@@ -1,0 +1,126 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+var errVarint = errors.New("bad varint (cut short or over 64 bits)")
+
+// decodeEvent decodes the next event of the current events chunk
+// (FORMAT.md §5). It is the reader's hot loop.
+func (r *Reader) decodeEvent(e *Event) error {
+	raw := r.raw
+	i := r.p
+	idx := r.total - r.left
+	if i >= len(raw) {
+		return fmt.Errorf("the chunk ends after %d of its %d events", idx, r.total)
+	}
+	head := raw[i]
+	k := Kind(head & kindMask)
+	if !isEventKind(k) {
+		return fmt.Errorf("event %d: unknown event kind %d (this reader knows kinds 1..%d)", idx, k, numEventKinds-1)
+	}
+	ki := &kindTab[k]
+	if head&flagS != 0 && !ki.hasRef || head&flagC != 0 && ki.corr < 0 {
+		return fmt.Errorf("event %d (%v): flags %#02x do not apply to this kind", idx, k, head&^kindMask)
+	}
+	delta, i, ok := uvarint(raw, i+1)
+	if !ok {
+		return fmt.Errorf("event %d (%v): time delta: %w", idx, k, errVarint)
+	}
+	if delta > uint64(math.MaxInt64-r.time) {
+		return fmt.Errorf("event %d (%v): time delta %d overflows the clock (time going backwards)", idx, k, delta)
+	}
+	t := r.time + int64(delta)
+	e.Kind, e.Thread, e.Time = k, r.thread, t
+	e.Args = [MaxArgs]uint64{}
+	same := head&flagS != 0
+	prev := &r.prev[k]
+	for j := 0; j < int(ki.n); j++ {
+		var v uint64
+		switch ki.types[j] {
+		case ArgCorr:
+			if head&flagC != 0 {
+				v = r.corr
+				if ki.begin {
+					v++
+				}
+			} else {
+				if v, i, ok = uvarint(raw, i); !ok {
+					return fmt.Errorf("event %d (%v): argument %d: %w", idx, k, j, errVarint)
+				}
+				v = r.corr + uint64(unzigzag(v))
+			}
+			r.corr = v
+		case ArgTime:
+			if v, i, ok = uvarint(raw, i); !ok {
+				return fmt.Errorf("event %d (%v): argument %d: %w", idx, k, j, errVarint)
+			}
+			v = decodeTime(v, t)
+		default:
+			if same {
+				v = prev[j]
+				break
+			}
+			if v, i, ok = uvarint(raw, i); !ok {
+				return fmt.Errorf("event %d (%v): argument %d: %w", idx, k, j, errVarint)
+			}
+			if ki.types[j] == ArgInt {
+				v = uint64(unzigzag(v))
+			}
+		}
+		e.Args[j] = v
+	}
+	if !same {
+		*prev = e.Args
+	}
+	r.time = t
+	r.p = i
+	r.left--
+	return nil
+}
+
+// decodeDef decodes the next def of the current defs chunk (FORMAT.md §6).
+func (r *Reader) decodeDef(d *Def) error {
+	raw := r.raw
+	i := r.p
+	idx := r.total - r.left
+	if i >= len(raw) {
+		return fmt.Errorf("the chunk ends after %d of its %d defs", idx, r.total)
+	}
+	k := Kind(raw[i])
+	i++
+	if !k.IsDef() {
+		return fmt.Errorf("def %d: unknown definition kind %d", idx, k)
+	}
+	ki := &kindTab[k]
+	*d = Def{Kind: k}
+	for j := 0; j < int(ki.n); j++ {
+		v, next, ok := uvarint(raw, i)
+		if !ok {
+			return fmt.Errorf("def %d (%v): argument %d: %w", idx, k, j, errVarint)
+		}
+		if ki.types[j] == ArgInt {
+			v = uint64(unzigzag(v))
+		}
+		d.Args[j], i = v, next
+	}
+	if k == DefString {
+		n, next, ok := uvarint(raw, i)
+		switch {
+		case !ok:
+			return fmt.Errorf("def %d (%v): text length: %w", idx, k, errVarint)
+		case n > MaxString:
+			return fmt.Errorf("def %d (%v): text length %d is over the %d limit", idx, k, n, MaxString)
+		case n > uint64(len(raw)-next):
+			return fmt.Errorf("def %d (%v): text length %d runs past the chunk", idx, k, n)
+		}
+		d.Text = string(raw[next : next+int(n)])
+		i = next + int(n)
+	}
+	r.p = i
+	r.left--
+	return nil
+}

@@ -1,0 +1,16 @@
+// Package trace reads and writes occa-tools trace files.
+//
+// A trace is one file per process: a header describing the process and its
+// clock, then self-delimiting, checksummed, zstd-compressed chunks holding
+// definitions, per-thread event batches, clock sync points and counters.
+// FORMAT.md, next to this file, is the specification; the code cites its
+// sections as "FORMAT.md §N".
+//
+// Writing: NewWriter writes the header; the caller fills a Batch per thread
+// and hands it to WriteBatch (or compresses batches on several goroutines with
+// EncodeBatch and appends them in order with WriteEncoded), and calls Close.
+//
+// Reading: NewReader (or Open) checks the header; ReadEvent returns the
+// events in file order, Next every record. Broken input gives an *Error,
+// never a panic.
+package trace

@@ -1,0 +1,361 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Writer writes a trace file (FORMAT.md). Its methods must be called from one
+// goroutine, except EncodeBatch, which several goroutines may call at once
+// on different batches (see WithConcurrency).
+type Writer struct {
+	w         io.Writer
+	enc       *zstd.Encoder
+	off       int64
+	err       error // sticky: the first write error
+	closed    bool
+	stats     Stats
+	threadEnd map[uint32]int64 // last event time written per thread
+	body      []byte           // scratch for defs, clock and stats bodies
+	chunk     []byte           // scratch for their chunks
+}
+
+// WriterOption configures a Writer.
+type WriterOption func(*writerOptions) error
+
+type writerOptions struct {
+	level       Level
+	concurrency int
+}
+
+// WithLevel sets the compression level. Default LevelFastest.
+func WithLevel(l Level) WriterOption {
+	return func(o *writerOptions) error {
+		if l == 0 || l >= levelEnd {
+			return fmt.Errorf("trace: WithLevel: invalid level %d (want LevelFastest..LevelBest)", l)
+		}
+		o.level = l
+		return nil
+	}
+}
+
+// WithConcurrency sets how many EncodeBatch calls may compress at once; each
+// costs one zstd encoder's memory. Default 1, range 1..64.
+func WithConcurrency(n int) WriterOption {
+	return func(o *writerOptions) error {
+		if n < 1 || n > 64 {
+			return fmt.Errorf("trace: WithConcurrency: %d is out of range 1..64", n)
+		}
+		o.concurrency = n
+		return nil
+	}
+}
+
+// NewWriter writes the file header for h to w and returns a Writer for the
+// chunks. h's Major and Minor are ignored.
+func NewWriter(w io.Writer, h *Header, opts ...WriterOption) (*Writer, error) {
+	o := writerOptions{level: LevelFastest, concurrency: 1}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(o.level.zstd()),
+		zstd.WithEncoderConcurrency(o.concurrency),
+		zstd.WithEncoderCRC(false), // the chunk CRC covers the payload
+		zstd.WithZeroFrames(true))
+	if err != nil {
+		return nil, fmt.Errorf("trace: %v", err)
+	}
+	tw := &Writer{w: w, enc: enc, threadEnd: make(map[uint32]int64)}
+
+	// FORMAT.md §1.
+	body := h.appendBody(nil)
+	if len(body) > MaxHeaderBody {
+		return nil, fmt.Errorf("trace: header is %d bytes, over the %d limit: shorten the config text or command line", len(body), MaxHeaderBody)
+	}
+	buf := make([]byte, 0, fileHeaderSize+len(body))
+	buf = append(buf, magic...)
+	buf = binary.LittleEndian.AppendUint16(buf, FormatMajor)
+	buf = binary.LittleEndian.AppendUint16(buf, FormatMinor)
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(body)))
+	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(body, castagnoli))
+	buf = append(buf, body...)
+	if err := tw.write(buf); err != nil {
+		return nil, err
+	}
+	return tw, nil
+}
+
+// Offset returns the number of bytes written so far: the offset in the file
+// of the next chunk.
+func (w *Writer) Offset() int64 { return w.off }
+
+// BytesWritten returns the number of bytes written so far.
+func (w *Writer) BytesWritten() uint64 { return uint64(w.off) }
+
+// Events returns the number of events written so far.
+func (w *Writer) Events() uint64 { return w.stats.TotalEvents() }
+
+// Batch returns an empty batch for thread. Its events may not be earlier than
+// the last event written for thread.
+func (w *Writer) Batch(thread uint32) *Batch {
+	return NewBatch(thread, w.threadEnd[thread])
+}
+
+// WriteBatch compresses b, appends it to the file as one events chunk and
+// resets b. An empty batch writes nothing.
+func (w *Writer) WriteBatch(b *Batch) error {
+	if _, err := w.EncodeBatch(b); err != nil {
+		return err
+	}
+	return w.WriteEncoded(b)
+}
+
+// EncodeBatch compresses b into a complete events chunk, kept in b, and
+// returns it (valid until b is reset). It is the expensive half of
+// WriteBatch and is safe to call from several goroutines at once on
+// different batches; WriteEncoded then appends the chunks in the order the
+// caller chooses. An empty batch encodes to nothing.
+func (w *Writer) EncodeBatch(b *Batch) ([]byte, error) {
+	if b.encoded {
+		return b.chunk, nil
+	}
+	if b.n == 0 {
+		b.chunk = b.chunk[:0]
+	} else {
+		b.chunk = w.encodeChunk(b.chunk[:0], chunkEvents, b.body())
+	}
+	b.encoded = true
+	if len(b.chunk) > chunkHeaderSize+MaxPayload {
+		return nil, fmt.Errorf("trace: batch compresses to %d bytes, over the %d limit", len(b.chunk)-chunkHeaderSize, MaxPayload)
+	}
+	return b.chunk, nil
+}
+
+// WriteEncoded appends a batch encoded by EncodeBatch to the file, counts
+// its events and resets it. It refuses (writing nothing) a batch that starts
+// before the thread's previous batch ended (FORMAT.md §5): a thread's
+// batches must be written in time order.
+func (w *Writer) WriteEncoded(b *Batch) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if !b.encoded {
+		return errors.New("trace: WriteEncoded: the batch was not encoded: call EncodeBatch first")
+	}
+	if b.n == 0 {
+		b.Reset()
+		return nil
+	}
+	if end, ok := w.threadEnd[b.thread]; ok && b.base < end {
+		return fmt.Errorf("trace: thread %d: batch starts at %d ns, before the thread's previous batch ended at %d ns; write each thread's batches in time order", b.thread, b.base, end)
+	}
+	if err := w.write(b.chunk); err != nil {
+		return err
+	}
+	w.threadEnd[b.thread] = b.last
+	w.stats.End = max(w.stats.End, b.last)
+	w.stats.Clamped += b.clamped
+	for k, c := range b.counts {
+		w.stats.Events[k] += uint64(c)
+	}
+	b.Reset()
+	return nil
+}
+
+// WriteDefs writes defs as one or more defs chunks (FORMAT.md §6). A
+// DefString text longer than MaxString is cut to MaxString bytes at a
+// character boundary.
+func (w *Writer) WriteDefs(defs []Def) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	var n uint64
+	body := w.body[:0]
+	for i := range defs {
+		d := &defs[i]
+		if !d.Kind.IsDef() {
+			return fmt.Errorf("trace: WriteDefs: defs[%d] has kind %v, not a definition kind", i, d.Kind)
+		}
+		body = append(body, byte(d.Kind))
+		ki := &kindTab[d.Kind]
+		for j := 0; j < int(ki.n); j++ {
+			if ki.types[j] == ArgInt {
+				body = appendVarint(body, int64(d.Args[j]))
+			} else {
+				body = appendUvarint(body, d.Args[j])
+			}
+		}
+		if d.Kind == DefString {
+			text := d.Text
+			if len(text) > MaxString {
+				cut := MaxString
+				for cut > 0 && !utf8.RuneStart(text[cut]) {
+					cut--
+				}
+				text = text[:cut]
+			}
+			body = appendUvarint(body, uint64(len(text)))
+			body = append(body, text...)
+		}
+		n++
+		if len(body) >= maxBatchRaw || i == len(defs)-1 {
+			if err := w.writeCold(chunkDefs, n, body); err != nil {
+				return err
+			}
+			n, body = 0, body[:0]
+		}
+	}
+	w.body = body
+	return nil
+}
+
+// WriteClock writes sync points as a clock chunk (FORMAT.md §7).
+func (w *Writer) WriteClock(syncs []ClockSync) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	body := w.body[:0]
+	var n uint64
+	for i, s := range syncs {
+		body = appendUvarint(body, s.TSC)
+		body = appendVarint(body, s.Mono)
+		n++
+		if len(body) >= maxBatchRaw || i == len(syncs)-1 {
+			if err := w.writeCold(chunkClock, n, body); err != nil {
+				return err
+			}
+			n, body = 0, body[:0]
+		}
+	}
+	w.body = body
+	return nil
+}
+
+// WriteStats writes a stats chunk (FORMAT.md §8) with s's Dropped counters
+// and the writer's own event counts, clamp count, size and end time (s's
+// values for those are ignored, except a later s.End). With s.Final set it
+// closes the trace, as Close does.
+func (w *Writer) WriteStats(s *Stats) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.stats.Dropped = s.Dropped
+	w.stats.End = max(w.stats.End, s.End)
+	w.stats.Bytes = uint64(w.off)
+	w.stats.Final = s.Final
+	err := w.writeChunk(chunkStats, w.stats.appendBody(w.body[:0]))
+	if s.Final {
+		w.closed = true
+	}
+	return err
+}
+
+// Close writes the final stats chunk, carrying the Dropped counters of the
+// last WriteStats call. It does not close the underlying io.Writer. Closing
+// twice is a no-op.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	s := Stats{Dropped: w.stats.Dropped, Final: true}
+	return w.WriteStats(&s)
+}
+
+// Stats returns the counters as the next stats chunk would carry them.
+func (w *Writer) Stats() Stats {
+	s := w.stats
+	s.Bytes = uint64(w.off)
+	return s
+}
+
+func (w *Writer) usable() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("trace: write after Close")
+	}
+	return nil
+}
+
+// writeCold writes a defs or clock chunk: count, then body.
+func (w *Writer) writeCold(typ byte, n uint64, body []byte) error {
+	full := appendUvarint(make([]byte, 0, 10+len(body)), n)
+	return w.writeChunk(typ, append(full, body...))
+}
+
+func (w *Writer) writeChunk(typ byte, body []byte) error {
+	w.chunk = w.encodeChunk(w.chunk[:0], typ, body)
+	return w.write(w.chunk)
+}
+
+// encodeChunk appends to dst a chunk of type typ holding body (FORMAT.md §3).
+func (w *Writer) encodeChunk(dst []byte, typ byte, body []byte) []byte {
+	dst = append(dst, chunkMagic...)
+	dst = append(dst, typ)
+	dst = binary.LittleEndian.AppendUint32(dst, 0) // payload length, below
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(body)))
+	dst = binary.LittleEndian.AppendUint32(dst, 0) // CRC, below
+	dst = w.enc.EncodeAll(body, dst)
+	h := dst[:chunkHeaderSize]
+	binary.LittleEndian.PutUint32(h[5:], uint32(len(dst)-chunkHeaderSize))
+	crc := crc32.Update(0, castagnoli, h[4:13])
+	crc = crc32.Update(crc, castagnoli, dst[chunkHeaderSize:])
+	binary.LittleEndian.PutUint32(h[13:], crc)
+	return dst
+}
+
+func (w *Writer) write(b []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	n, err := w.w.Write(b)
+	w.off += int64(n)
+	if err != nil {
+		w.err = fmt.Errorf("trace: writing at offset %d: %w", w.off, err)
+	}
+	return w.err
+}
+
+// appendBody encodes s (FORMAT.md §8).
+func (s *Stats) appendBody(b []byte) []byte {
+	var flags uint64
+	if s.Final {
+		flags |= 1
+	}
+	b = appendUvarint(b, flags)
+	b = appendVarint(b, s.End)
+	b = appendUvarint(b, s.Bytes)
+	b = appendUvarint(b, s.Clamped)
+	b = appendNonZero(b, s.Events[:])
+	b = appendNonZero(b, s.Dropped[:])
+	return b
+}
+
+// appendNonZero writes the count of non-zero counters, then (index, value)
+// for each.
+func appendNonZero(b []byte, c []uint64) []byte {
+	n := 0
+	for _, v := range c {
+		if v != 0 {
+			n++
+		}
+	}
+	b = appendUvarint(b, uint64(n))
+	for i, v := range c {
+		if v != 0 {
+			b = appendUvarint(b, uint64(i))
+			b = appendUvarint(b, v)
+		}
+	}
+	return b
+}
