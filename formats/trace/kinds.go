@@ -161,12 +161,12 @@ const (
 
 // Values of Dropped's "reason" argument.
 const (
-	DropBufferFull  = 1 // no free buffer: the writer could not keep up (config output.on_full = "drop")
-	DropWriteError  = 2 // the trace file could not be written (disk full, I/O error)
-	DropStringTable = 3 // the string table was full; names were replaced by id 0
-	DropDefinitions = 4 // the definition queue was full
-	DropShutdown    = 5 // events arrived after the final flush
-	numDropReasons = DropShutdown + 1 // sentinel (a bare name here would repeat "= 5")
+	DropBufferFull  = 1                // no free buffer: the writer could not keep up (config output.on_full = "drop")
+	DropWriteError  = 2                // the trace file could not be written (disk full, I/O error)
+	DropStringTable = 3                // the string table was full; names were replaced by id 0
+	DropDefinitions = 4                // the definition queue was full
+	DropShutdown    = 5                // events arrived after the final flush
+	numDropReasons  = DropShutdown + 1 // sentinel (a bare name here would repeat "= 5")
 )
 
 var dropReasonNames = [numDropReasons]string{"", "buffer_full", "write_error", "string_table_full", "definition_queue_full", "after_shutdown"}
