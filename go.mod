@@ -3,10 +3,13 @@ module github.com/libocca/occa-tools
 go 1.24.0
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/klauspost/compress v1.18.2 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/klauspost/compress v1.18.2
+	github.com/mattn/go-isatty v0.0.20
+	github.com/rs/zerolog v1.35.1
+)
+
+require (
 	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/rs/zerolog v1.35.1 // indirect
 	golang.org/x/sys v0.36.0 // indirect
 )

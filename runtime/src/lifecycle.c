@@ -168,6 +168,8 @@ static void host_stop_for_good(void) {
   ot_update_public_mask();
 }
 
+static void host_set_clock(int use_tsc) { ot_use_tsc = use_tsc && ot_tsc_usable(); }
+
 static void host_budget_exhausted(void) { ot_pause(OT_PAUSED_BUDGET, 1); }
 
 /* A dying signal asks for a final flush: its sequence number, or 0. */
@@ -179,10 +181,12 @@ static const ot_host_t host = {
     .take_partial = ot_host_take_partial,
     .release = ot_host_release,
     .take_defs = ot_take_defs,
+    .set_clock = host_set_clock,
     .sync_point = ot_sync_point,
     .counters = ot_host_counters,
     .window_set = ot_window_set,
     .budget_exhausted = host_budget_exhausted,
+    .request_flush = ot_flush_request,
     .flush_requested = ot_host_flush_requested,
     .final_requested = host_final_requested,
     .flush_done = ot_host_flush_done,
@@ -263,7 +267,6 @@ __attribute__((constructor)) static void ot_init(void) {
   }
   if (rc != 0)
     goto out;
-  ot_use_tsc = ot_cfg.use_tsc;
   if (ot_pool_init(ot_cfg.memory_bytes, ot_cfg.buffer_bytes) != 0) {
     ot_log(OT_LOG_ERROR, "cannot set up %llu bytes of trace buffers; running untraced",
            (unsigned long long)ot_cfg.memory_bytes);

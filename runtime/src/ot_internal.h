@@ -131,6 +131,9 @@ typedef struct ot_host {
   /* Moves pending definitions into dst (cap bytes); returns bytes moved.
    * Call until it returns 0. try_only: do not block on the queue's lock. */
   uint64_t (*take_defs)(uint8_t *dst, uint64_t cap, int try_only);
+  /* Chooses the tick clock (1: TSC, 0: CLOCK_MONOTONIC); called by start
+   * before it reads any sync point. */
+  void (*set_clock)(int use_tsc);
   /* Reads the tick clock and CLOCK_MONOTONIC as one pair. */
   void (*sync_point)(uint64_t *ticks, int64_t *mono_ns);
   void (*counters)(ot_counters_t *out);
@@ -139,6 +142,7 @@ typedef struct ot_host {
   void (*budget_exhausted)(void);
   /* The flush sequence: requested by C (signal, occa_tools_flush), done when
    * the writer stores the sequence it finished. */
+  uint64_t (*request_flush)(void);
   uint64_t (*flush_requested)(void);
   void (*flush_done)(uint64_t seq);
   /* The flush sequence that must be final (a signal whose default action

@@ -1,0 +1,42 @@
+# occa-tools build. `make` builds the runtime libraries and the commands into
+# build/; `make test` runs every test; `make demo` traces the bundled workload.
+GO      ?= go
+CC      ?= cc
+CXX     ?= c++
+BUILD   ?= build
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+CFLAGS  ?= -O2 -g
+RT_CFLAGS = -std=c11 -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Iruntime/include -Iruntime/src
+GOFLAGS_BUILD = -trimpath -ldflags "-X main.Version=$(VERSION)"
+
+RT_SRC  = $(wildcard runtime/src/*.c)
+RT_HDR  = $(wildcard runtime/src/*.h) runtime/include/occa_tools.h
+GO_SRC  = $(shell find . -name '*.go' -not -path './build/*') go.mod go.sum
+
+.PHONY: all runtime commands clean
+all: runtime commands
+
+# The C library carries SONAME libocca_tools.so.1 (the ABI's major version);
+# libocca_tools.so is the link-time name.
+runtime: $(BUILD)/lib/libocca_tools.so $(BUILD)/lib/libocca_tools_core.so
+
+$(BUILD)/lib/libocca_tools.so.1: $(RT_SRC) $(RT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(RT_CFLAGS) -shared -Wl,-soname,libocca_tools.so.1 -o $@ $(RT_SRC) -ldl -lpthread
+
+$(BUILD)/lib/libocca_tools.so: $(BUILD)/lib/libocca_tools.so.1
+	ln -sf libocca_tools.so.1 $@
+
+$(BUILD)/lib/libocca_tools_core.so: $(GO_SRC) runtime/src/ot_internal.h
+	@mkdir -p $(@D)
+	$(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -o $@ ./runtime/core
+	@rm -f $(BUILD)/lib/libocca_tools_core.h
+
+commands: $(BUILD)/bin/occa-tools
+
+$(BUILD)/bin/occa-tools: $(GO_SRC)
+	@mkdir -p $(@D)
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/occa-tools
+
+clean:
+	rm -rf $(BUILD)

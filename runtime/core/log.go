@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+
+	"github.com/libocca/occa-tools/filters/config"
+)
+
+// logger writes one line per message on stderr, prefixed so that it stands
+// out in the application's own output.
+var logger = newLogger(zerolog.WarnLevel)
+
+func newLogger(level zerolog.Level) zerolog.Logger {
+	zerolog.TimeFieldFormat = zerolog.TimeFormatUnixMicro
+	w := zerolog.ConsoleWriter{
+		Out:        os.Stderr,
+		NoColor:    !isatty.IsTerminal(os.Stderr.Fd()),
+		TimeFormat: "15:04:05.000",
+		FormatMessage: func(i any) string {
+			if s, ok := i.(string); ok {
+				return "occa-tools: " + s
+			}
+			return "occa-tools:"
+		},
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Int("pid", os.Getpid()).Logger()
+}
+
+// levelFrom applies OCCA_TOOLS_LOG_LEVEL over the config's level.
+func levelFrom(cfg config.Level) zerolog.Level {
+	if env := os.Getenv("OCCA_TOOLS_LOG_LEVEL"); env != "" {
+		if l, err := config.ParseLevel(env); err == nil {
+			return zerolog.Level(l)
+		}
+		logger.Warn().Str("OCCA_TOOLS_LOG_LEVEL", env).Msg("unknown log level ignored; use trace, debug, info, warn, error or disabled")
+	}
+	return zerolog.Level(cfg)
+}
+
+// logAt logs a message from the C side (levels of OT_LOG_*).
+func logAt(level int, msg string) {
+	switch level {
+	case 0:
+		logger.Debug().Msg(msg)
+	case 1:
+		logger.Info().Msg(msg)
+	case 2:
+		logger.Warn().Msg(msg)
+	default:
+		logger.Error().Msg(msg)
+	}
+}

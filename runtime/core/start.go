@@ -1,0 +1,197 @@
+package main
+
+/*
+#include "ot_internal.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"github.com/libocca/occa-tools/filters"
+	"github.com/libocca/occa-tools/filters/config"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/runtime/procinfo"
+	"github.com/libocca/occa-tools/runtime/writer"
+)
+
+// Version is the tool version, set at link time (-X main.Version=...).
+var Version = "dev"
+
+// abiVersion matches OCCA_TOOLS_ABI_VERSION in occa_tools.h.
+const abiVersion = 20261122
+
+var core struct {
+	prog *filters.Program
+	loop *writer.Loop
+}
+
+const (
+	startOK        = 0
+	startUntraced  = -1
+	startAbortProc = -2
+)
+
+// start loads the config, fills the C settings and opens the trace file.
+func start(h cHost, s *C.ot_settings_t) int {
+	path := os.Getenv("OCCA_TOOLS_CONFIG")
+	logger = newLogger(levelFrom(config.LevelWarn))
+	cfg, err := config.Load(path)
+	if err == nil {
+		logger = newLogger(levelFrom(cfg.Log.Level))
+	}
+	var prog *filters.Program
+	if err == nil {
+		prog, err = filters.Compile(cfg)
+	}
+	if err != nil {
+		return configFailed(cfg, err)
+	}
+	core.prog = prog
+	logger = logger.With().Str("config", path).Logger()
+
+	useTSC := false
+	switch cfg.Clock.Source {
+	case config.ClockAuto:
+		useTSC = s.tsc_usable != 0
+	case config.ClockTSC:
+		useTSC = s.tsc_usable != 0
+		if !useTSC {
+			logger.Warn().Msg("clock.source = \"tsc\" but this CPU or kernel has no invariant, trusted TSC; using CLOCK_MONOTONIC")
+		}
+	}
+	h.SetClock(useTSC)
+	fillSettings(s, cfg, prog, useTSC)
+
+	info := procinfo.Current()
+	startTime := time.Now()
+	dir := cfg.Output.Directory
+	if env := os.Getenv("OCCA_TOOLS_OUTPUT_DIR"); env != "" {
+		dir = env // the launcher's --output
+	}
+	f, err := procinfo.Create(dir, info.Expand(cfg.Output.Name, startTime))
+	if err != nil {
+		logger.Error().Msg(err.Error() + "; running untraced")
+		return startUntraced
+	}
+	hdr := header(h, cfg, &info, startTime, useTSC, uint64(s.memory_bytes/s.buffer_bytes))
+	out := newGuardedFile(f)
+	tw, err := trace.NewWriter(out, hdr, trace.WithLevel(trace.Level(cfg.Output.Compression)))
+	if err != nil {
+		logger.Error().Err(err).Str("trace", f.Name()).Msg("cannot write the trace header; running untraced")
+		f.Close()
+		os.Remove(f.Name())
+		return startUntraced
+	}
+	var windows []writer.TimeWindow
+	for i, w := range prog.Windows() {
+		if w.Kind == filters.WindowTime {
+			windows = append(windows, writer.TimeWindow{Index: i, Delay: w.Delay, Duration: w.Duration})
+		}
+	}
+	_, maxBytes := prog.Budget()
+	core.loop = writer.New(h, tw, out, writer.Options{
+		FlushInterval: cfg.Output.FlushInterval,
+		FlushTimeout:  cfg.Output.FlushTimeout,
+		TimeWindows:   windows,
+		MaxBytes:      maxBytes,
+		IdentityClock: !useTSC,
+		Start:         startTime,
+		Log:           logger,
+		Path:          f.Name(),
+	})
+	logger.Info().Str("trace", f.Name()).Msg("tracing")
+	return startOK
+}
+
+// configFailed reports every config error, one line each, and runs the
+// application untraced unless the config (or OCCA_TOOLS_ON_ERROR) says abort.
+func configFailed(cfg *config.Config, err error) int {
+	var errs config.Errors
+	if errors.As(err, &errs) {
+		for _, e := range errs {
+			logger.Error().Msg(e.Error())
+		}
+	} else {
+		logger.Error().Msg(err.Error())
+	}
+	abort := (cfg != nil && cfg.OnError == config.OnErrorAbort) || os.Getenv("OCCA_TOOLS_ON_ERROR") == "abort"
+	if abort {
+		return startAbortProc
+	}
+	logger.Error().Msg("config errors above: the program runs untraced (set on_error = \"abort\" to stop it instead)")
+	return startUntraced
+}
+
+func fillSettings(s *C.ot_settings_t, cfg *config.Config, prog *filters.Program, useTSC bool) {
+	s.enabled_mask = C.uint64_t(prog.EventMask())
+	s.memory_bytes = C.uint64_t(cfg.Output.Memory)
+	s.buffer_bytes = C.uint64_t(cfg.Output.BufferSize)
+	s.flush_timeout_ms = C.uint64_t(cfg.Output.FlushTimeout.Milliseconds())
+	events, _ := prog.Budget()
+	s.budget_events = C.uint64_t(events)
+	lo, hi := prog.MemorySizeRange()
+	s.mem_min_bytes = C.uint64_t(lo)
+	s.mem_max_bytes = C.uint64_t(hi)
+	s.use_tsc = cint(useTSC)
+	s.on_full_wait = cint(cfg.Output.OnFull == config.OnFullWait)
+	s.start_paused = cint(prog.StartPaused())
+	s.toggle_signal = C.int32_t(prog.ToggleSignal())
+	s.device_time = cint(prog.DeviceTime())
+	s.log_level = C.int32_t(logger.GetLevel())
+	ws := prog.Windows()
+	s.nwindows = C.uint32_t(len(ws))
+	for i, w := range ws {
+		kind := map[filters.WindowKind]C.uint32_t{filters.WindowLaunch: C.OT_WINDOW_LAUNCH,
+			filters.WindowRegion: C.OT_WINDOW_REGION, filters.WindowTime: C.OT_WINDOW_TIME}[w.Kind]
+		s.windows[i] = C.ot_window_setting_t{kind: kind, from: C.uint64_t(w.From), to: C.uint64_t(w.To)}
+	}
+}
+
+func cint(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// header describes the process and the clock. With the TSC, a first rate
+// estimate comes from two sync points 1 ms apart; the exact conversion uses
+// the sync points of the clock chunks.
+func header(h cHost, cfg *config.Config, info *procinfo.Info, start time.Time, useTSC bool, buffers uint64) *trace.Header {
+	t0, m0 := h.SyncPoint()
+	hdr := &trace.Header{
+		ClockSource: "monotonic",
+		TSC0:        t0,
+		Mono0:       m0,
+		WallStart:   start.UnixNano(),
+		MonoStart:   m0,
+		Host:        info.Host,
+		PID:         int64(info.PID),
+		PPID:        int64(info.PPID),
+		Rank:        info.Rank,
+		WorldSize:   info.WorldSize,
+		RankSource:  info.RankSource,
+		Executable:  info.Executable,
+		Cmdline:     info.Cmdline,
+		ToolVersion: Version,
+		ABIVersion:  abiVersion,
+		ConfigPath:  cfg.Name,
+		ConfigText:  cfg.Text,
+		BufferSize:  cfg.Output.BufferSize,
+		BufferCount: buffers,
+		MemoryLimit: cfg.Output.Memory,
+	}
+	if useTSC {
+		hdr.ClockSource = "tsc"
+		time.Sleep(time.Millisecond)
+		t1, m1 := h.SyncPoint()
+		if m1 > m0 && t1 > t0 {
+			hdr.TSCHz = float64(t1-t0) / (float64(m1-m0) / 1e9)
+		}
+	}
+	return hdr
+}
+

@@ -1,0 +1,91 @@
+package writer
+
+import "math/bits"
+
+// Clock converts raw ticks (TSC, or CLOCK_MONOTONIC ns when the TSC is not
+// used) to CLOCK_MONOTONIC nanoseconds. It is piecewise linear through sync
+// points, each a (ticks, monotonic) pair read together: a tick between two
+// points is interpolated, so the mapping follows the monotonic clock's own
+// rate (including NTP slewing) and is the same whichever cycle converts it.
+// Ticks past the last point use the last segment's slope.
+type Clock struct {
+	identity bool
+	points   []syncPoint // increasing ticks; the oldest are dropped past maxPoints
+}
+
+type syncPoint struct {
+	ticks uint64
+	mono  int64
+}
+
+// maxPoints bounds memory; with one point per writer cycle (at most one a
+// millisecond) it still covers the span of any buffer still in flight.
+const maxPoints = 4096
+
+// NewClock returns a Clock; identity means ticks already are monotonic ns.
+func NewClock(identity bool) *Clock { return &Clock{identity: identity} }
+
+// Add records a sync point. Points that do not advance both clocks are
+// ignored.
+func (c *Clock) Add(ticks uint64, mono int64) {
+	if c.identity {
+		return
+	}
+	if n := len(c.points); n > 0 {
+		last := c.points[n-1]
+		if ticks <= last.ticks || mono <= last.mono {
+			return
+		}
+	}
+	if len(c.points) == maxPoints {
+		copy(c.points, c.points[maxPoints/2:])
+		c.points = c.points[:maxPoints/2]
+	}
+	c.points = append(c.points, syncPoint{ticks, mono})
+}
+
+// Points returns the sync points held (oldest first).
+func (c *Clock) Points() int { return len(c.points) }
+
+// Nanos converts ticks to CLOCK_MONOTONIC ns.
+func (c *Clock) Nanos(ticks uint64) int64 {
+	if c.identity {
+		return int64(ticks)
+	}
+	n := len(c.points)
+	switch n {
+	case 0:
+		return int64(ticks)
+	case 1:
+		// No rate yet: only reachable before the writer's first cycle.
+		return c.points[0].mono + int64(ticks-c.points[0].ticks)
+	}
+	// Find the segment: search from the end, where recent ticks are.
+	i := n - 1
+	for i > 1 && ticks < c.points[i-1].ticks {
+		i--
+	}
+	a, b := c.points[i-1], c.points[i]
+	return interpolate(a, b, ticks)
+}
+
+// interpolate evaluates the line through a and b at ticks with 128-bit
+// intermediates, so days of ticks lose no precision.
+func interpolate(a, b syncPoint, ticks uint64) int64 {
+	dt := b.ticks - a.ticks
+	dm := uint64(b.mono - a.mono)
+	if ticks >= a.ticks {
+		hi, lo := bits.Mul64(ticks-a.ticks, dm)
+		if hi >= dt { // absurdly far past b: saturate rather than overflow
+			return b.mono + int64(ticks-b.ticks)
+		}
+		q, _ := bits.Div64(hi, lo, dt)
+		return a.mono + int64(q)
+	}
+	hi, lo := bits.Mul64(a.ticks-ticks, dm)
+	if hi >= dt {
+		return a.mono - int64(a.ticks-ticks)
+	}
+	q, _ := bits.Div64(hi, lo, dt)
+	return a.mono - int64(q)
+}

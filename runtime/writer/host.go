@@ -1,0 +1,69 @@
+// Package writer is the runtime's consumer side: one goroutine that takes the
+// C runtime's filled buffers and definitions, converts ticks to nanoseconds,
+// and writes them as a trace file (formats/trace). It talks to C only through
+// the Host interface, so it is tested in pure Go with a fake host.
+package writer
+
+import (
+	"time"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// Span is a run of complete raw records from one thread's buffer.
+type Span struct {
+	Data   []byte // valid until Release
+	Thread uint32
+	Slot   uint32
+	Full   bool // the buffer is done: Release returns it to the pool
+}
+
+// Wake says why Host.Wait returned.
+type Wake int
+
+const (
+	WakeTimeout Wake = iota
+	WakeWork         // a full buffer is waiting
+	WakeFlush        // a flush was requested (occa_tools_flush, a signal, shutdown)
+)
+
+// Partial is Host.TakePartial's answer.
+type Partial int
+
+const (
+	PartialDone      Partial = iota // no more live buffers with unwritten records
+	PartialSpan                     // a span was returned
+	PartialDrainFull                // a thread's full buffer is still queued: take full buffers first
+)
+
+// Counters are the C runtime's totals.
+type Counters struct {
+	Dropped           [trace.NumReasonCounters]uint64
+	Threads           uint64
+	BuffersAllocated  uint64
+	SignalToggles     uint64
+	SignalToggleTicks uint64
+	SignalRecording   bool
+}
+
+// Host is the C runtime as the writer sees it (ot_host_t).
+type Host interface {
+	Wait(timeout time.Duration) Wake
+	TakeFull() (Span, bool)
+	TakePartial(cursor *uint32) (Span, Partial)
+	Release(s Span)
+	// TakeDefs moves whole pending definition entries into dst and returns
+	// the bytes moved; tryOnly must not block on the queue's lock.
+	TakeDefs(dst []byte, tryOnly bool) int
+	SyncPoint() (ticks uint64, mono int64)
+	Counters() Counters
+	WindowSet(window int, open bool)
+	BudgetExhausted()
+	RequestFlush() uint64
+	FlushRequested() uint64
+	FlushDone(seq uint64)
+	FinalRequested() uint64
+	RearmSignals()
+	StopForGood()
+	Critical(kind trace.Kind, count uint64, message string)
+}

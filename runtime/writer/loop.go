@@ -1,0 +1,411 @@
+package writer
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// TimeWindow is a trigger window driven by the clock: it opens Delay after
+// the start and closes Duration later (never when Duration is 0).
+type TimeWindow struct {
+	Index    int
+	Delay    time.Duration
+	Duration time.Duration
+}
+
+// Options configure a Loop.
+type Options struct {
+	FlushInterval time.Duration // periodic flush of live buffers
+	FlushTimeout  time.Duration // how long Shutdown waits
+	TimeWindows   []TimeWindow
+	MaxBytes      uint64 // byte budget on the trace file; 0 = none
+	IdentityClock bool   // ticks are CLOCK_MONOTONIC ns already
+	Start         time.Time
+	Log           zerolog.Logger
+	// Path names the trace file in messages.
+	Path string
+}
+
+// Loop is the writer goroutine's state. Run it once; Shutdown ends it.
+type Loop struct {
+	h     Host
+	tw    *trace.Writer
+	out   Output
+	opt   Options
+	clock *Clock
+
+	batches   map[uint32]*trace.Batch
+	tool      *trace.Batch // the tool's own events (thread 0)
+	spans     []Span
+	defBuf    []byte
+	defs      []trace.Def
+	lastSync  time.Time
+	clockNew  []trace.ClockSync
+	nextFlush time.Time
+	done      uint64
+
+	windowNext []time.Time // per time window: next open/close time (zero = none)
+	windowOpen []bool
+
+	toggles      uint64
+	budgetHit    bool
+	writeLost    uint64 // events lost to write errors
+	writeErrLog  bool
+	decodeErrLog bool
+
+	shutdown atomic.Bool
+	finished chan struct{}
+}
+
+// Output is where the trace bytes go: the trace file. Sync is called after
+// the final chunk.
+type Output interface {
+	Sync() error
+	Close() error
+}
+
+// New prepares a loop writing through tw, whose bytes go to out.
+func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
+	l := &Loop{
+		h: h, tw: tw, out: out, opt: opt,
+		clock:    NewClock(opt.IdentityClock),
+		batches:  map[uint32]*trace.Batch{},
+		tool:     tw.Batch(0),
+		defBuf:   make([]byte, 1<<20),
+		finished: make(chan struct{}),
+	}
+	if l.opt.FlushInterval <= 0 {
+		l.opt.FlushInterval = time.Second
+	}
+	if l.opt.FlushTimeout <= 0 {
+		l.opt.FlushTimeout = 5 * time.Second
+	}
+	for _, w := range opt.TimeWindows {
+		l.windowNext = append(l.windowNext, opt.Start.Add(w.Delay))
+		l.windowOpen = append(l.windowOpen, false)
+	}
+	ticks, mono := h.SyncPoint()
+	l.addSync(ticks, mono)
+	l.lastSync = time.Now()
+	l.nextFlush = time.Now().Add(l.opt.FlushInterval)
+	return l
+}
+
+// Run writes until shutdown or a final flush; it returns after closing the
+// trace.
+func (l *Loop) Run() {
+	defer close(l.finished)
+	for {
+		now := time.Now()
+		l.fireTimeWindows(now)
+		wake := l.h.Wait(l.nextWake(now))
+		req := l.h.FlushRequested() // what this cycle will have flushed
+		final := l.shutdown.Load()
+		if f := l.h.FinalRequested(); f != 0 && req >= f {
+			final = true
+		}
+		if final {
+			l.finish(wake == WakeFlush)
+			l.h.FlushDone(req)
+			return
+		}
+		now = time.Now()
+		l.fireTimeWindows(now)
+		periodic := wake == WakeFlush || !now.Before(l.nextFlush)
+		l.cycle(periodic, wake == WakeFlush)
+		if periodic {
+			l.nextFlush = now.Add(l.opt.FlushInterval)
+			l.h.RearmSignals()
+		}
+		if req > l.done {
+			l.done = req
+			l.h.FlushDone(req)
+		}
+	}
+}
+
+// Shutdown asks Run for the final flush and waits for it (bounded by the
+// flush timeout, so a stuck disk cannot hang the application's exit).
+func (l *Loop) Shutdown() {
+	l.shutdown.Store(true)
+	l.h.RequestFlush()
+	select {
+	case <-l.finished:
+	case <-time.After(l.opt.FlushTimeout):
+		l.opt.Log.Error().Str("trace", l.opt.Path).Dur("timeout", l.opt.FlushTimeout).
+			Msg("the final flush did not finish in time; the trace may miss its last events")
+	}
+}
+
+func (l *Loop) nextWake(now time.Time) time.Duration {
+	next := l.nextFlush
+	for _, t := range l.windowNext {
+		if !t.IsZero() && t.Before(next) {
+			next = t
+		}
+	}
+	d := next.Sub(now)
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	return d
+}
+
+// cycle writes definitions, then full buffers, then (periodic) the committed
+// part of every live buffer, then the tool's own events.
+func (l *Loop) cycle(periodic, tryDefs bool) {
+	l.collect(periodic)
+	l.writeDefs(tryDefs)
+	l.writeSpans()
+	l.countSignalToggles()
+	l.writeTool()
+	if periodic {
+		l.writeClockAndStats(false)
+	}
+	l.checkByteBudget()
+}
+
+// collect takes the cycle's spans before the definitions, so that every
+// definition an event of these spans uses is already in the queue.
+func (l *Loop) collect(periodic bool) {
+	l.drainFull()
+	if !periodic {
+		return
+	}
+	var cursor uint32
+	for {
+		s, r := l.h.TakePartial(&cursor)
+		switch r {
+		case PartialSpan:
+			l.spans = append(l.spans, s)
+		case PartialDrainFull:
+			l.drainFull()
+		default:
+			return
+		}
+	}
+}
+
+func (l *Loop) drainFull() {
+	for {
+		s, ok := l.h.TakeFull()
+		if !ok {
+			return
+		}
+		l.spans = append(l.spans, s)
+	}
+}
+
+func (l *Loop) writeDefs(tryOnly bool) {
+	l.defs = l.defs[:0]
+	for {
+		n := l.h.TakeDefs(l.defBuf, tryOnly)
+		if n == 0 {
+			break
+		}
+		var err error
+		l.defs, err = decodeDefs(l.defBuf[:n], l.defs)
+		if err != nil {
+			l.opt.Log.Error().Err(err).Msg("internal: bad definition entry; later names may show as ids")
+			break
+		}
+	}
+	if len(l.defs) > 0 {
+		l.check(l.tw.WriteDefs(l.defs), 0)
+	}
+}
+
+func (l *Loop) writeSpans() {
+	// Every span's records were committed before this point.
+	l.syncNow()
+	for _, s := range l.spans {
+		b := l.batches[s.Thread]
+		if b == nil {
+			b = l.tw.Batch(s.Thread)
+			l.batches[s.Thread] = b
+		}
+		_, err := decodeSpan(s.Data, l.clock, func(k trace.Kind, t int64, args []uint64) {
+			if b.Add(k, t, args...) == trace.ErrBatchFull {
+				l.writeBatch(b)
+				b.Add(k, t, args...)
+			}
+		})
+		if err != nil && !l.decodeErrLog {
+			l.decodeErrLog = true
+			l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
+		}
+		l.writeBatch(b)
+		l.h.Release(s)
+	}
+	l.spans = l.spans[:0]
+}
+
+func (l *Loop) writeBatch(b *trace.Batch) {
+	n := b.Len()
+	if n == 0 {
+		return
+	}
+	err := l.tw.WriteBatch(b)
+	if err != nil {
+		b.Reset()
+	}
+	l.check(err, uint64(n))
+}
+
+// check counts events lost to a write error and reports the first.
+func (l *Loop) check(err error, events uint64) {
+	if err == nil {
+		return
+	}
+	l.writeLost += events
+	if !l.writeErrLog {
+		l.writeErrLog = true
+		l.opt.Log.Error().Err(err).Str("trace", l.opt.Path).
+			Msg("cannot write the trace; events are counted as lost (reason write_error) until writing works again")
+		l.h.Critical(trace.Dropped, events, fmt.Sprintf("cannot write %s: %v", l.opt.Path, err))
+	}
+}
+
+func (l *Loop) syncNow() {
+	ticks, mono := l.h.SyncPoint()
+	l.addSync(ticks, mono)
+	l.lastSync = time.Now()
+}
+
+func (l *Loop) addSync(ticks uint64, mono int64) {
+	before := l.clock.Points()
+	l.clock.Add(ticks, mono)
+	if l.clock.Points() != before || l.opt.IdentityClock {
+		l.clockNew = append(l.clockNew, trace.ClockSync{TSC: ticks, Mono: mono})
+	}
+}
+
+// toolEvent records one of the tool's own events on thread 0, now.
+func (l *Loop) toolEvent(k trace.Kind, at int64, args ...uint64) {
+	if l.tool.Add(k, at, args...) == trace.ErrBatchFull {
+		l.writeBatch(l.tool)
+		l.tool.Add(k, at, args...)
+	}
+}
+
+func (l *Loop) now() int64 {
+	ticks, _ := l.h.SyncPoint()
+	return l.clock.Nanos(ticks)
+}
+
+func (l *Loop) writeTool() { l.writeBatch(l.tool) }
+
+func (l *Loop) fireTimeWindows(now time.Time) {
+	for i, w := range l.opt.TimeWindows {
+		at := l.windowNext[i]
+		if at.IsZero() || now.Before(at) {
+			continue
+		}
+		if !l.windowOpen[i] {
+			l.windowOpen[i] = true
+			l.h.WindowSet(w.Index, true)
+			l.toolEvent(trace.Trigger, l.now(), uint64(w.Index), trace.TriggerOpen, trace.CauseTime)
+			if w.Duration > 0 {
+				l.windowNext[i] = at.Add(w.Duration)
+			} else {
+				l.windowNext[i] = time.Time{}
+			}
+		} else {
+			l.windowOpen[i] = false
+			l.h.WindowSet(w.Index, false)
+			l.toolEvent(trace.Trigger, l.now(), uint64(w.Index), trace.TriggerClose, trace.CauseTime)
+			l.windowNext[i] = time.Time{}
+		}
+	}
+}
+
+// countSignalToggles records the toggle signal's effect: the handler only
+// flips the gate and counts, since it may not record into a buffer.
+func (l *Loop) countSignalToggles() {
+	c := l.h.Counters()
+	if c.SignalToggles == l.toggles {
+		return
+	}
+	l.toggles = c.SignalToggles
+	action := uint64(trace.TriggerPause)
+	if c.SignalRecording {
+		action = trace.TriggerResume
+	}
+	l.toolEvent(trace.Trigger, l.clock.Nanos(c.SignalToggleTicks), 0, action, trace.CauseSignal)
+}
+
+func (l *Loop) checkByteBudget() {
+	if l.opt.MaxBytes == 0 || l.budgetHit || l.tw.BytesWritten() < l.opt.MaxBytes {
+		return
+	}
+	l.budgetHit = true
+	l.h.BudgetExhausted()
+	l.toolEvent(trace.Trigger, l.now(), 0, trace.TriggerBudget, trace.CauseBudget)
+	l.opt.Log.Info().Uint64("bytes", l.tw.BytesWritten()).Msg("byte budget reached: recording stopped")
+}
+
+func (l *Loop) stats(final bool) *trace.Stats {
+	c := l.h.Counters()
+	s := &trace.Stats{Dropped: c.Dropped, Final: final}
+	s.Dropped[trace.DropWriteError] += l.writeLost
+	return s
+}
+
+func (l *Loop) writeClockAndStats(final bool) {
+	if len(l.clockNew) > 0 {
+		if err := l.tw.WriteClock(l.clockNew); err == nil {
+			l.clockNew = l.clockNew[:0]
+		}
+	}
+	l.check(l.tw.WriteStats(l.stats(final)), 0)
+}
+
+// finish is the final flush: stop recording, take everything, close.
+func (l *Loop) finish(fromSignal bool) {
+	l.h.StopForGood()
+	// Let events that passed the state check before it commit.
+	time.Sleep(200 * time.Microsecond)
+	l.cycle(true, fromSignal)
+	s := l.stats(true)
+	if len(l.clockNew) > 0 {
+		l.tw.WriteClock(l.clockNew)
+	}
+	err := l.tw.WriteStats(s)
+	if err == nil {
+		err = l.out.Sync()
+	}
+	if cerr := l.out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		l.opt.Log.Error().Err(err).Str("trace", l.opt.Path).Msg("closing the trace failed; it lacks its final stats")
+	}
+	l.report(s)
+}
+
+// report says at exit what the trace holds: quietly (info) when all is well,
+// as a warning when events were lost.
+func (l *Loop) report(s *trace.Stats) {
+	st := l.tw.Stats()
+	var lost uint64
+	for _, n := range s.Dropped {
+		lost += n
+	}
+	ev := l.opt.Log.Info()
+	if lost > 0 {
+		ev = l.opt.Log.Warn()
+		for r, n := range s.Dropped {
+			if n > 0 {
+				ev = ev.Uint64("dropped_"+trace.DropReasonName(uint64(r)), n)
+			}
+		}
+		l.h.Critical(trace.Dropped, lost, fmt.Sprintf("%d events were lost; see the trace's stats", lost))
+	}
+	ev.Str("trace", l.opt.Path).Uint64("events", st.TotalEvents()).Uint64("dropped", lost).
+		Uint64("bytes", st.Bytes).Msg("trace written")
+}
