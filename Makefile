@@ -40,3 +40,17 @@ $(BUILD)/bin/occa-tools: $(GO_SRC)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- Test programs --------------------------------------------------------
+TEST_BIN = $(BUILD)/tests
+WORKLOAD = $(TEST_BIN)/workload
+.PHONY: test-programs
+test-programs: $(WORKLOAD)
+
+$(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
+	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
+
+# Benchmarks and sanitizer builds live in their own fragment.
+include tests/bench/bench.mk

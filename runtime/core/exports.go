@@ -91,4 +91,3 @@ func tagList(tags []string) *C.char {
 	tagLists[key] = p
 	return p
 }
-

@@ -137,13 +137,13 @@ func (c cHost) WindowSet(w int, open bool) {
 	C.h_window_set(c.h, C.uint32_t(w), o)
 }
 
-func (c cHost) BudgetExhausted()        { C.h_budget_exhausted(c.h) }
-func (c cHost) RequestFlush() uint64    { return uint64(C.h_request_flush(c.h)) }
-func (c cHost) FlushRequested() uint64  { return uint64(C.h_flush_requested(c.h)) }
-func (c cHost) FlushDone(seq uint64)    { C.h_flush_done(c.h, C.uint64_t(seq)) }
-func (c cHost) FinalRequested() uint64  { return uint64(C.h_final_requested(c.h)) }
-func (c cHost) RearmSignals()           { C.h_rearm(c.h) }
-func (c cHost) StopForGood()            { C.h_stop(c.h) }
+func (c cHost) BudgetExhausted()       { C.h_budget_exhausted(c.h) }
+func (c cHost) RequestFlush() uint64   { return uint64(C.h_request_flush(c.h)) }
+func (c cHost) FlushRequested() uint64 { return uint64(C.h_flush_requested(c.h)) }
+func (c cHost) FlushDone(seq uint64)   { C.h_flush_done(c.h, C.uint64_t(seq)) }
+func (c cHost) FinalRequested() uint64 { return uint64(C.h_final_requested(c.h)) }
+func (c cHost) RearmSignals()          { C.h_rearm(c.h) }
+func (c cHost) StopForGood()           { C.h_stop(c.h) }
 func (c cHost) Critical(k trace.Kind, n uint64, msg string) {
 	cs := C.CString(msg)
 	C.h_critical(c.h, C.uint32_t(k), C.uint64_t(n), cs)

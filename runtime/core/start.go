@@ -194,4 +194,3 @@ func header(h cHost, cfg *config.Config, info *procinfo.Info, start time.Time, u
 	}
 	return hdr
 }
-

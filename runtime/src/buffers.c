@@ -275,7 +275,7 @@ void ot_host_counters(ot_counters_t *out) {
   out->buffers_used = atomic_load(&buffers_allocated);
   out->signal_toggles = atomic_load(&ot_signal_toggles);
   out->signal_toggle_ticks = atomic_load(&ot_signal_toggle_ticks);
-  out->signal_recording = !(atomic_load(&ot_gate) & OT_PAUSED_SIGNAL);
+  out->signal_recording = !(atomic_load(&ot_gate) & (OT_PAUSED_SIGNAL | OT_PAUSED_API));
 }
 
 /* ---- Flush requests (occa_tools_flush, signals) ------------------------------- */

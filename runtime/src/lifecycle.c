@@ -136,7 +136,7 @@ void ot_signals_rearm(void) {
 
 static void on_toggle_signal(int sig) {
   (void)sig;
-  atomic_fetch_xor(&ot_gate, (uint64_t)OT_PAUSED_SIGNAL);
+  ot_signal_toggle();
   atomic_store(&ot_signal_toggle_ticks, ot_ticks());
   atomic_fetch_add(&ot_signal_toggles, 1);
 }

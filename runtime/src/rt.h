@@ -238,6 +238,8 @@ static inline int ot_budget_take(ot_thread *t) {
   return OT_LIKELY(!ot_budget_on) || ot_budget_take_slow(t);
 }
 OT_HIDDEN void ot_pause(uint32_t reason, int paused);
+OT_HIDDEN void ot_signal_toggle(void);
+#define OT_NO_WINDOW 0xFFFFu /* window argument of triggers that are not a window's */
 OT_HIDDEN void ot_trigger_event(ot_thread *t, uint32_t window, uint32_t action, uint32_t cause);
 
 /* ---- Writer-side functions (ot_host_t) ------------------------------------ */

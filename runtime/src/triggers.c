@@ -30,8 +30,8 @@ void ot_triggers_init(void) {
 }
 
 void ot_trigger_event(ot_thread *t, uint32_t window, uint32_t action, uint32_t cause) {
-  if (!t)
-    return;
+  if (!t || (atomic_load(&budget_spent) && action != OT_TRIGGER_BUDGET))
+    return; /* after the budget, the trace ends: nothing more to explain */
   uint64_t args[3] = {window, action, cause};
   ot_emit(t, OCCA_TOOLS_EVENT_TRIGGER, 3, args);
 }
@@ -108,12 +108,23 @@ void ot_pause(uint32_t reason, int paused) {
 /* Exact: one atomic decrement per counted event, paid only when a budget is
  * configured. */
 int ot_budget_take_slow(ot_thread *t) {
-  if (atomic_fetch_sub_explicit(&budget_left, 1, memory_order_relaxed) > 0)
-    return 1;
-  int was = 0;
-  if (atomic_compare_exchange_strong(&budget_spent, &was, 1)) {
+  int64_t left = atomic_fetch_sub_explicit(&budget_left, 1, memory_order_relaxed);
+  if (left <= 0)
+    return 0;
+  if (left == 1) { /* this is the last event the budget allows */
     ot_pause(OT_PAUSED_BUDGET, 1);
-    ot_trigger_event(t, 0, OT_TRIGGER_BUDGET, OT_CAUSE_BUDGET);
+    ot_trigger_event(t, OT_NO_WINDOW, OT_TRIGGER_BUDGET, OT_CAUSE_BUDGET);
+    atomic_store(&budget_spent, 1);
   }
-  return 0;
+  return 1;
+}
+
+/* The toggle signal resumes recording paused by the API or by itself, and
+ * otherwise pauses it (async-signal-safe). */
+void ot_signal_toggle(void) {
+  const uint64_t both = OT_PAUSED_API | OT_PAUSED_SIGNAL;
+  uint64_t g = atomic_load(&ot_gate), next;
+  do {
+    next = (g & both) ? (g & ~both) : (g | OT_PAUSED_SIGNAL);
+  } while (!atomic_compare_exchange_weak(&ot_gate, &g, next));
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
+// noWindow is the window argument of triggers that belong to no window
+// (filters.NoWindow).
+const noWindow = 0xFFFF
+
 // TimeWindow is a trigger window driven by the clock: it opens Delay after
 // the start and closes Duration later (never when Duration is 0).
 type TimeWindow struct {
@@ -336,7 +340,7 @@ func (l *Loop) countSignalToggles() {
 	if c.SignalRecording {
 		action = trace.TriggerResume
 	}
-	l.toolEvent(trace.Trigger, l.clock.Nanos(c.SignalToggleTicks), 0, action, trace.CauseSignal)
+	l.toolEvent(trace.Trigger, l.clock.Nanos(c.SignalToggleTicks), noWindow, action, trace.CauseSignal)
 }
 
 func (l *Loop) checkByteBudget() {
@@ -345,7 +349,7 @@ func (l *Loop) checkByteBudget() {
 	}
 	l.budgetHit = true
 	l.h.BudgetExhausted()
-	l.toolEvent(trace.Trigger, l.now(), 0, trace.TriggerBudget, trace.CauseBudget)
+	l.toolEvent(trace.Trigger, l.now(), noWindow, trace.TriggerBudget, trace.CauseBudget)
 	l.opt.Log.Info().Uint64("bytes", l.tw.BytesWritten()).Msg("byte budget reached: recording stopped")
 }
 

@@ -1,0 +1,1 @@
+# Benchmarks: see tests/bench/README.md
