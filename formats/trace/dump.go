@@ -193,8 +193,8 @@ func appendArgs(b []byte, h *Header, d *Dict, k Kind, args *[MaxArgs]uint64, t i
 			continue
 		}
 		b = strconv.AppendUint(b, v, 10)
-		if v == 0 && a.Type != ArgUint {
-			continue
+		if v == 0 && a.Type != ArgUint && a.Type != ArgThread {
+			continue // id 0 means none (kinds.go)
 		}
 		var name string
 		switch a.Type {

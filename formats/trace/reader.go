@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -65,17 +67,24 @@ func NewReader(rd io.Reader, opts ...ReaderOption) (*Reader, error) {
 	if err := r.readHeader(); err != nil {
 		return nil, err
 	}
-	dec, err := zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxMemory(MaxRaw),
-		zstd.WithDecoderMaxWindow(MaxRaw),
-		zstd.WithDecodeAllCapLimit(true)) // never decode past the declared length
+	dec, err := sharedDecoder()
 	if err != nil {
 		return nil, fmt.Errorf("trace: %v", err)
 	}
 	r.dec = dec
 	return r, nil
 }
+
+// sharedDecoder is one zstd decoder for every Reader: DecodeAll is safe for
+// concurrent use, and tools that open one trace per rank would otherwise
+// build a decoder per file.
+var sharedDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(0), // GOMAXPROCS readers at once
+		zstd.WithDecoderMaxMemory(MaxRaw),
+		zstd.WithDecoderMaxWindow(MaxRaw),
+		zstd.WithDecodeAllCapLimit(true)) // never decode past the declared length
+})
 
 // Open opens the trace file at path. Close the returned Closer when done.
 // Errors name the file.
@@ -178,11 +187,22 @@ func checkMagic(b []byte) error {
 		switch {
 		case m[0] == magic[0]&0x7f:
 			return wrapf(ErrNotTrace, "the file's first byte lost its high bit: it went through a 7-bit text transfer; copy it again in binary mode")
-		case string(b[4:min(len(b), 9)]) == "\n\x1a\n" || string(b[4:min(len(b), 10)]) == "\r\r\n\x1a\r\n" || string(b[4:min(len(b), 9)]) == "\r\n\x1a\r":
+		case lineEndingsChanged(b[4:]):
 			return wrapf(ErrNotTrace, "the file's line endings were converted: it went through a text-mode transfer; copy it again in binary mode")
 		}
 	}
 	return wrapf(ErrNotTrace, "not an occa-tools trace (the file starts with % x, a trace with % x)", m, []byte(magic))
+}
+
+// lineEndingsChanged reports whether rest, the file after "\x89OCT", holds
+// the magic's "\r\n\x1a\n" after a CRLF→LF or LF→CRLF conversion.
+func lineEndingsChanged(rest []byte) bool {
+	for _, s := range []string{"\n\x1a\n", "\r\r\n\x1a\r\n", "\r\n\x1a\r\n"} {
+		if bytes.HasPrefix(rest, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadEvent returns the next event, absorbing definitions into Dict and

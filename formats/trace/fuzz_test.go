@@ -1,0 +1,155 @@
+package trace_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+// FuzzReader feeds arbitrary bytes to the reader, plain and salvaging. It
+// must never panic, every failure must be an *Error, and whatever events it
+// returns must survive a round trip through the writer.
+func FuzzReader(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(fuzzOne)
+}
+
+func fuzzOne(t *testing.T, data []byte) {
+	for _, salvage := range []bool{false, true} {
+		r, err := trace.NewReader(bytes.NewReader(data), trace.WithSalvage(salvage))
+		if err != nil {
+			var te *trace.Error
+			if !errors.As(err, &te) {
+				t.Fatalf("NewReader error is %T, not *trace.Error: %v", err, err)
+			}
+			return
+		}
+		var evs []trace.Event
+		var text bytes.Buffer
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				var te *trace.Error
+				if !errors.As(err, &te) {
+					t.Fatalf("Next error is %T, not *trace.Error: %v", err, err)
+				}
+				if salvage {
+					t.Fatalf("salvaging reader failed: %v", err)
+				}
+				if _, err2 := r.Next(); err2 != err {
+					t.Fatalf("error not sticky: %v then %v", err, err2)
+				}
+				break
+			}
+			text.Write(trace.AppendRecord(nil, r.Header(), r.Dict(), &rec))
+			if rec.Type == trace.RecordEvent {
+				evs = append(evs, rec.Event)
+			}
+		}
+		reencode(t, evs)
+	}
+}
+
+// reencode writes evs (one batch per thread) and checks they read back the same.
+func reencode(t *testing.T, evs []trace.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, &trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := map[uint32]*trace.Batch{}
+	var order []uint32
+	for i := range evs {
+		b := batches[evs[i].Thread]
+		if b == nil {
+			b = w.Batch(evs[i].Thread)
+			batches[evs[i].Thread] = b
+			order = append(order, evs[i].Thread)
+		}
+		if err := b.AddEvent(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []trace.Event
+	for _, th := range order {
+		for i := range evs {
+			if evs[i].Thread == th {
+				want = append(want, evs[i])
+			}
+		}
+		if err := w.WriteBatch(batches[th]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Stats(); s.Clamped != 0 {
+		t.Fatalf("the reader returned a thread's events out of time order (%d clamped)", s.Clamped)
+	}
+	r, err := trace.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		e, err := r.ReadEvent()
+		if err != nil || e != want[i] {
+			t.Fatalf("re-encoded event %d = %+v, %v; want %+v", i, e, err, want[i])
+		}
+	}
+	if _, err := r.ReadEvent(); err != io.EOF {
+		t.Fatalf("re-encoded trace: %v, want io.EOF", err)
+	}
+}
+
+// fuzzSeeds returns the inputs of the committed corpus
+// (testdata/fuzz/FuzzReader), rewriting it with -update.
+func fuzzSeeds(tb testing.TB) [][]byte {
+	seeds := map[string][]byte{
+		"small":  small(tb, tracetest.SmallOptions{}),
+		"nodefs": small(tb, tracetest.SmallOptions{NoDefs: true}),
+		"cut":    small(tb, tracetest.SmallOptions{NoClose: true}),
+		"header": headerOnly(tb),
+	}
+	var steady bytes.Buffer
+	w, _ := trace.NewWriter(&steady, &trace.Header{ClockSource: "monotonic"})
+	b := w.Batch(0)
+	for _, e := range tracetest.Steady(3, 300) {
+		b.AddEvent(&e)
+		if b.Len() == 100 {
+			w.WriteBatch(b)
+		}
+	}
+	w.Close()
+	seeds["steady"] = steady.Bytes()
+	dir := filepath.Join("testdata", "fuzz", "FuzzReader")
+	if *update {
+		os.MkdirAll(dir, 0o755)
+		for name, data := range seeds {
+			content := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+			if err := os.WriteFile(filepath.Join(dir, "seed-"+name), []byte(content), 0o644); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	var out [][]byte
+	for _, s := range seeds {
+		out = append(out, s)
+	}
+	return out
+}
