@@ -21,6 +21,7 @@ static inline void h_flush_done(const ot_host_t *h, uint64_t s) { h->flush_done(
 static inline uint64_t h_final_requested(const ot_host_t *h) { return h->final_requested(); }
 static inline void h_rearm(const ot_host_t *h) { h->rearm_signals(); }
 static inline void h_stop(const ot_host_t *h) { h->stop_for_good(); }
+static inline int h_toggle_at(const ot_host_t *h, uint64_t i, uint64_t *t, uint32_t *r) { return h->signal_toggle_at(i, t, r); }
 static inline void h_critical(const ot_host_t *h, uint32_t k, uint64_t n, const char *m) { h->critical(k, n, m); }
 */
 import "C"
@@ -124,9 +125,16 @@ func (c cHost) Counters() writer.Counters {
 	out.Threads = uint64(cc.threads)
 	out.BuffersAllocated = uint64(cc.buffers_used)
 	out.SignalToggles = uint64(cc.signal_toggles)
-	out.SignalToggleTicks = uint64(cc.signal_toggle_ticks)
-	out.SignalRecording = cc.signal_recording != 0
 	return out
+}
+
+func (c cHost) SignalToggle(i uint64) (ticks uint64, recording, ok bool) {
+	var t C.uint64_t
+	var r C.uint32_t
+	if C.h_toggle_at(c.h, C.uint64_t(i), &t, &r) == 0 {
+		return 0, false, false
+	}
+	return uint64(t), r != 0, true
 }
 
 func (c cHost) WindowSet(w int, open bool) {

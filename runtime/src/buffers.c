@@ -273,9 +273,7 @@ void ot_host_counters(ot_counters_t *out) {
     out->dropped[i] = atomic_load_explicit(&dropped[i], memory_order_relaxed);
   out->threads = atomic_load(&next_thread_index) - 1;
   out->buffers_used = atomic_load(&buffers_allocated);
-  out->signal_toggles = atomic_load(&ot_signal_toggles);
-  out->signal_toggle_ticks = atomic_load(&ot_signal_toggle_ticks);
-  out->signal_recording = !(atomic_load(&ot_gate) & (OT_PAUSED_SIGNAL | OT_PAUSED_API));
+  out->signal_toggles = ot_signal_toggle_count();
 }
 
 /* ---- Flush requests (occa_tools_flush, signals) ------------------------------- */

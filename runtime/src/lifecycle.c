@@ -27,8 +27,6 @@
 _Atomic int ot_state;
 ot_settings_t ot_cfg;
 ot_core_api_t ot_core;
-_Atomic uint64_t ot_signal_toggles;
-_Atomic uint64_t ot_signal_toggle_ticks;
 
 static const int exit_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
 #define NEXIT (sizeof exit_signals / sizeof exit_signals[0])
@@ -137,8 +135,6 @@ void ot_signals_rearm(void) {
 static void on_toggle_signal(int sig) {
   (void)sig;
   ot_signal_toggle();
-  atomic_store(&ot_signal_toggle_ticks, ot_ticks());
-  atomic_fetch_add(&ot_signal_toggles, 1);
 }
 
 /* ---- Fork ---------------------------------------------------------------------------- */
@@ -193,6 +189,7 @@ static const ot_host_t host = {
     .rearm_signals = ot_signals_rearm,
     .stop_for_good = host_stop_for_good,
     .critical = ot_critical,
+    .signal_toggle_at = ot_signal_toggle_at,
 };
 
 

@@ -108,9 +108,7 @@ typedef struct ot_counters {
   uint64_t strings;      /* interned strings */
   uint64_t threads;      /* threads seen */
   uint64_t buffers_used; /* buffers ever allocated */
-  uint64_t signal_toggles;
-  uint64_t signal_toggle_ticks; /* ticks of the latest toggle */
-  uint32_t signal_recording;    /* 1 when the signal toggle says record */
+  uint64_t signal_toggles; /* deliveries of the toggle signal so far */
 } ot_counters_t;
 
 /* Wake-up reasons returned by ot_host.wait. */
@@ -153,6 +151,10 @@ typedef struct ot_host {
   /* Stops recording for good (final flush, fatal output error); later
    * events are counted as lost with reason after_shutdown. */
   void (*stop_for_good)(void);
+  /* The i-th toggle signal delivery: when it came and whether recording
+   * was on after it. 0 when that entry was overwritten (over 64 toggles in
+   * one writer cycle). */
+  int (*signal_toggle_at)(uint64_t i, uint64_t *ticks, uint32_t *recording);
   /* Calls the application's critical-event callback, if it set one. */
   void (*critical)(uint32_t kind, uint64_t count, const char *message);
 } ot_host_t;

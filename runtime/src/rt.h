@@ -239,6 +239,8 @@ static inline int ot_budget_take(ot_thread *t) {
 }
 OT_HIDDEN void ot_pause(uint32_t reason, int paused);
 OT_HIDDEN void ot_signal_toggle(void);
+OT_HIDDEN uint64_t ot_signal_toggle_count(void);
+OT_HIDDEN int ot_signal_toggle_at(uint64_t i, uint64_t *ticks, uint32_t *recording);
 #define OT_NO_WINDOW 0xFFFFu /* window argument of triggers that are not a window's */
 OT_HIDDEN void ot_trigger_event(ot_thread *t, uint32_t window, uint32_t action, uint32_t cause);
 
@@ -254,8 +256,6 @@ OT_HIDDEN uint64_t ot_host_flush_requested(void);
 OT_HIDDEN void ot_host_flush_done(uint64_t seq);
 OT_HIDDEN void ot_signals_install(void);
 OT_HIDDEN void ot_signals_rearm(void);
-OT_HIDDEN extern _Atomic uint64_t ot_signal_toggles;
-OT_HIDDEN extern _Atomic uint64_t ot_signal_toggle_ticks;
 OT_HIDDEN void ot_update_public_mask(void);
 OT_HIDDEN void ot_critical(uint32_t kind, uint64_t count, const char *message);
 

@@ -121,10 +121,35 @@ int ot_budget_take_slow(ot_thread *t) {
 
 /* The toggle signal resumes recording paused by the API or by itself, and
  * otherwise pauses it (async-signal-safe). */
+/* Each toggle is logged in a ring the writer turns into Trigger events: a
+ * handler may not append to a thread buffer it might have interrupted. An
+ * entry is valid when its seq is its index + 1. */
+enum { TOGGLE_RING = 64 };
+static struct {
+  _Atomic uint64_t seq;
+  _Atomic uint64_t ticks;
+  _Atomic uint32_t recording;
+} toggle_ring[TOGGLE_RING];
+static _Atomic uint64_t toggles;
+
 void ot_signal_toggle(void) {
   const uint64_t both = OT_PAUSED_API | OT_PAUSED_SIGNAL;
   uint64_t g = atomic_load(&ot_gate), next;
   do {
     next = (g & both) ? (g & ~both) : (g | OT_PAUSED_SIGNAL);
   } while (!atomic_compare_exchange_weak(&ot_gate, &g, next));
+  uint64_t i = atomic_fetch_add(&toggles, 1);
+  atomic_store(&toggle_ring[i % TOGGLE_RING].ticks, ot_ticks());
+  atomic_store(&toggle_ring[i % TOGGLE_RING].recording, !(next & both));
+  atomic_store(&toggle_ring[i % TOGGLE_RING].seq, i + 1);
+}
+
+uint64_t ot_signal_toggle_count(void) { return atomic_load(&toggles); }
+
+int ot_signal_toggle_at(uint64_t i, uint64_t *ticks, uint32_t *recording) {
+  if (atomic_load(&toggle_ring[i % TOGGLE_RING].seq) != i + 1)
+    return 0; /* overwritten by a later toggle, or not written yet */
+  *ticks = atomic_load(&toggle_ring[i % TOGGLE_RING].ticks);
+  *recording = atomic_load(&toggle_ring[i % TOGGLE_RING].recording);
+  return atomic_load(&toggle_ring[i % TOGGLE_RING].seq) == i + 1;
 }

@@ -38,12 +38,10 @@ const (
 
 // Counters are the C runtime's totals.
 type Counters struct {
-	Dropped           [trace.NumReasonCounters]uint64
-	Threads           uint64
-	BuffersAllocated  uint64
-	SignalToggles     uint64
-	SignalToggleTicks uint64
-	SignalRecording   bool
+	Dropped          [trace.NumReasonCounters]uint64
+	Threads          uint64
+	BuffersAllocated uint64
+	SignalToggles    uint64 // deliveries of the toggle signal so far
 }
 
 // Host is the C runtime as the writer sees it (ot_host_t).
@@ -57,6 +55,9 @@ type Host interface {
 	TakeDefs(dst []byte, tryOnly bool) int
 	SyncPoint() (ticks uint64, mono int64)
 	Counters() Counters
+	// SignalToggle is the i-th toggle delivery (0-based): its ticks and
+	// whether recording was on after it; ok is false when it was lost.
+	SignalToggle(i uint64) (ticks uint64, recording, ok bool)
 	WindowSet(window int, open bool)
 	BudgetExhausted()
 	RequestFlush() uint64

@@ -56,11 +56,12 @@ type Loop struct {
 	windowNext []time.Time // per time window: next open/close time (zero = none)
 	windowOpen []bool
 
-	toggles      uint64
-	budgetHit    bool
-	writeLost    uint64 // events lost to write errors
-	writeErrLog  bool
-	decodeErrLog bool
+	toggles         uint64
+	toggleRecording bool // recording after the last toggle seen
+	budgetHit       bool
+	writeLost       uint64 // events lost to write errors
+	writeErrLog     bool
+	decodeErrLog    bool
 
 	shutdown atomic.Bool
 	finished chan struct{}
@@ -328,19 +329,24 @@ func (l *Loop) fireTimeWindows(now time.Time) {
 	}
 }
 
-// countSignalToggles records the toggle signal's effect: the handler only
-// flips the gate and counts, since it may not record into a buffer.
+// countSignalToggles turns each toggle signal delivery into a Trigger: the
+// handler only flips the gate and logs it, since it may not record into a
+// buffer it interrupted.
 func (l *Loop) countSignalToggles() {
-	c := l.h.Counters()
-	if c.SignalToggles == l.toggles {
-		return
+	n := l.h.Counters().SignalToggles
+	for ; l.toggles < n; l.toggles++ {
+		ticks, recording, ok := l.h.SignalToggle(l.toggles)
+		at := l.clock.Nanos(ticks)
+		if !ok { // over 64 toggles in one cycle: its time is lost, not the toggle
+			at, recording = l.now(), !l.toggleRecording
+		}
+		l.toggleRecording = recording
+		action := uint64(trace.TriggerPause)
+		if recording {
+			action = trace.TriggerResume
+		}
+		l.toolEvent(trace.Trigger, at, noWindow, action, trace.CauseSignal)
 	}
-	l.toggles = c.SignalToggles
-	action := uint64(trace.TriggerPause)
-	if c.SignalRecording {
-		action = trace.TriggerResume
-	}
-	l.toolEvent(trace.Trigger, l.clock.Nanos(c.SignalToggleTicks), noWindow, action, trace.CauseSignal)
 }
 
 func (l *Loop) checkByteBudget() {

@@ -20,7 +20,7 @@
  *
  * Usage: workload [-t threads] [-s steps] [-w us-per-step]
  *                 [--tag-memory] [--api-pause] [--sleep-ms N] [--fork]
- *                 [--kill-self SIGNAL] [--spin-forever]
+ *                 [--kill-self SIGNAL] [--spin-forever] [--toggle-at STEP]...
  * Exit status 0; it prints one line "workload: threads=T steps=S".
  */
 #define _GNU_SOURCE
@@ -52,6 +52,7 @@ static device_t cuda[2], serial;
 static kernel_t init_fill = {OCCA_TOOLS_DATA_NONE, "init_fill"};
 static int steps = 10, nthreads = 2, step_us = 0, tag_memory = 0, api_pause = 0;
 static int spin_forever = 0;
+static int toggle_at[8], ntoggle = 0; /* steps at whose start worker 0 raises SIGUSR2 */
 
 static void sleep_us(int us) {
   if (us <= 0)
@@ -118,6 +119,9 @@ static void *worker(void *arg) {
   copy(OCCA_TOOLS_COPY_H2D, NULL, &a, 1 * MiB, NULL);
   for (int step = 1; step <= steps || spin_forever; step++) {
     occa_tools_data_t *s = &d->streams[step % 2];
+    for (int i = 0; i < ntoggle; i++)
+      if (w == 0 && toggle_at[i] == step)
+        raise(SIGUSR2); /* delivered to this thread before raise returns */
     occa_tools_region_push("timestep");
     occa_tools_stream_set(&d->slot, s);
     for (int i = 0; i < 3; i++)
@@ -162,6 +166,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "-w") && i + 1 < argc) step_us = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sleep-ms") && i + 1 < argc) sleep_ms = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--kill-self") && i + 1 < argc) kill_self = signal_number(argv[++i]);
+    else if (!strcmp(argv[i], "--toggle-at") && i + 1 < argc && ntoggle < 8) toggle_at[ntoggle++] = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--tag-memory")) tag_memory = 1;
     else if (!strcmp(argv[i], "--api-pause")) api_pause = 1;
     else if (!strcmp(argv[i], "--fork")) do_fork = 1;
