@@ -302,11 +302,14 @@ func (m *Machine) Step(s Step) Result {
 			emit(NoWindow, trace.TriggerResume, trace.CauseAPI)
 		}
 	case OpSignal:
-		m.signalOff = !m.signalOff
-		if m.signalOff {
-			emit(NoWindow, trace.TriggerPause, trace.CauseSignal)
-		} else {
+		// The signal toggles what the user sees: when recording is paused
+		// by the API or the signal, it clears both; else it pauses.
+		if m.apiPaused || m.signalOff {
+			m.apiPaused, m.signalOff = false, false
 			emit(NoWindow, trace.TriggerResume, trace.CauseSignal)
+		} else {
+			m.signalOff = true
+			emit(NoWindow, trace.TriggerPause, trace.CauseSignal)
 		}
 	case OpInstant:
 		r.Recorded = m.record(s.Skip, emit)

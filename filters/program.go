@@ -297,7 +297,7 @@ func kindsOf(word string) ([]trace.Kind, bool) {
 		return out, true
 	}
 	k, ok := trace.ParseKind(word)
-	if !ok || k.IsDef() {
+	if !ok || k.IsDef() || k.Spec() == nil { // ParseKind("") is KindInvalid
 		return nil, false
 	}
 	out = append(out, k)

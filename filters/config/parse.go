@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -40,6 +41,13 @@ func Parse(name string, text []byte) (*Config, error) {
 		msg, line := err.Error(), 0
 		if errors.As(err, &pe) {
 			msg, line = pe.Message, pe.Position.Line
+			if line <= 0 { // some lexer errors at the end of input carry no line
+				end := len(text)
+				if pe.Position.Start > 0 && pe.Position.Start < end {
+					end = pe.Position.Start
+				}
+				line = 1 + bytes.Count(text[:end], []byte("\n"))
+			}
 		}
 		if abortLine(string(text)) {
 			cfg.OnError = OnErrorAbort
@@ -404,6 +412,9 @@ func globPattern(s string) error {
 }
 
 func regexPattern(s string) error {
+	if s == "" {
+		return errors.New("must not be empty")
+	}
 	if _, err := regexp.Compile(s); err != nil {
 		var se *syntax.Error
 		if errors.As(err, &se) {
@@ -460,7 +471,7 @@ func eventWord(disable bool) func(string) error {
 	return func(s string) error {
 		if _, ok := trace.ParseDomain(s); !ok && s != "all" {
 			k, ok := trace.ParseKind(s)
-			if !ok || k.IsDef() {
+			if !ok || k.IsDef() || k.Spec() == nil {
 				msg := fmt.Sprintf("%q is not a domain, an event kind or \"all\"", s)
 				if g := suggest(s, eventWords()); g != "" {
 					msg += " (did you mean " + g + "?)"
