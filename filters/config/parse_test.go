@@ -364,11 +364,11 @@ enable = ["nope"]
 
 func TestSyntaxErrorKeepsAbort(t *testing.T) {
 	for text, abort := range map[string]bool{
-		"on_error = \"abort\"\n[output\n":                true,
-		"  on_error = 'abort'  # stop\nx = = 1\n":        true,
-		"on_error = \"continue\"\n[output\n":             false,
-		"[output]\non_error = \"abort\"\nx = = 1\n":      false,
-		"x = = 1\n":                                      false,
+		"on_error = \"abort\"\n[output\n":           true,
+		"  on_error = 'abort'  # stop\nx = = 1\n":   true,
+		"on_error = \"continue\"\n[output\n":        false,
+		"[output]\non_error = \"abort\"\nx = = 1\n": false,
+		"x = = 1\n": false,
 		"on_error = \"abort\"\n[output]\ncompression=1\n": true,
 	} {
 		cfg, err := Parse("s.toml", []byte(text))
