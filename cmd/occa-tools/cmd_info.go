@@ -1,0 +1,267 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+var cmdInfo = &Command{
+	UsageLine: "info [-salvage] trace...",
+	Short:     "summarize traces: process, clock, event counts, drops, completeness",
+	Long: `
+Info reads each trace to its end and prints what it holds: the process
+(host, pid, rank, command line), the clock and its calibration, the start
+time, the config used, event counts by kind, the time span, the threads,
+dropped events by reason, and whether the trace is complete (closed cleanly,
+with its final stats) or was cut, and where.
+
+Exit status 1 when a trace cannot be read to its end; info still prints
+what it read. With -salvage, info skips damaged chunks and counts what is
+left.
+`,
+}
+
+var infoSalvage = cmdInfo.Flag.Bool("salvage", false, "skip damaged chunks and count what is left")
+
+func init() { cmdInfo.Run = runInfo }
+
+func runInfo(env *Env, cmd *Command, args []string) error {
+	if len(args) == 0 {
+		return usagef("no trace files given")
+	}
+	failed := false
+	for i, path := range args {
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		if err := infoOne(env, path); err != nil {
+			fmt.Fprintf(env.Stderr, "occa-tools info: %v\n", err)
+			failed = true
+		}
+	}
+	if failed {
+		return errSilent
+	}
+	return nil
+}
+
+// traceSummary is what info learns by reading a trace to its end.
+type traceSummary struct {
+	kinds      [trace.NumKindCounters]uint64
+	events     uint64
+	first      int64
+	last       int64
+	threads    map[uint32]uint64 // events per thread
+	dropEvents [trace.NumReasonCounters]uint64
+	err        error
+}
+
+func summarize(r *trace.Reader) *traceSummary {
+	s := &traceSummary{threads: make(map[uint32]uint64)}
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.err = err
+			}
+			return s
+		}
+		if s.events == 0 || e.Time < s.first {
+			s.first = e.Time
+		}
+		s.last = max(s.last, e.Time)
+		s.events++
+		s.kinds[e.Kind]++
+		s.threads[e.Thread]++
+		if e.Kind == trace.Dropped {
+			reason := e.Args[1]
+			if reason >= trace.NumReasonCounters {
+				reason = 0
+			}
+			s.dropEvents[reason] += e.Args[0]
+		}
+	}
+}
+
+func infoOne(env *Env, path string) error {
+	r, c, err := openTrace(path, *infoSalvage)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sum := summarize(r)
+	h := r.Header()
+	w := env.Stdout
+
+	size := ""
+	if fi, err := os.Stat(path); err == nil {
+		size = fmt.Sprintf(" (%s)", bytesize(uint64(fi.Size())))
+	}
+	fmt.Fprintf(w, "file:        %s%s\n", path, size)
+	fmt.Fprintf(w, "format:      %d.%d, written by occa-tools %s (ABI %d)\n", h.Major, h.Minor, orNone(h.ToolVersion), h.ABIVersion)
+	fmt.Fprintf(w, "host:        %s, pid %d (parent %d)\n", orNone(h.Host), h.PID, h.PPID)
+	if h.Rank >= 0 {
+		fmt.Fprintf(w, "rank:        %d of %d (from %s)\n", h.Rank, h.WorldSize, orNone(h.RankSource))
+	} else {
+		fmt.Fprintf(w, "rank:        none (not started by an MPI launcher)\n")
+	}
+	fmt.Fprintf(w, "command:     %s\n", shellJoin(h.Cmdline))
+	fmt.Fprintf(w, "executable:  %s\n", orNone(h.Executable))
+	fmt.Fprintf(w, "config:      %s (%d bytes of config text)\n", orNone(h.ConfigPath), len(h.ConfigText))
+	switch h.ClockSource {
+	case "tsc":
+		fmt.Fprintf(w, "clock:       tsc at %.6f GHz, calibrated tsc %d = monotonic %d ns\n", h.TSCHz/1e9, h.TSC0, h.Mono0)
+	default:
+		fmt.Fprintf(w, "clock:       %s\n", orNone(h.ClockSource))
+	}
+	fmt.Fprintf(w, "started:     %s (monotonic %d ns)\n", time.Unix(0, h.WallStart).UTC().Format(time.RFC3339Nano), h.MonoStart)
+	if h.BufferSize != 0 || h.BufferCount != 0 {
+		fmt.Fprintf(w, "buffers:     %d x %s, limit %s\n", h.BufferCount, bytesize(h.BufferSize), bytesize(h.MemoryLimit))
+	}
+
+	if sum.events > 0 {
+		fmt.Fprintf(w, "span:        %s to %s after start, %s\n", seconds(sum.first-h.MonoStart), seconds(sum.last-h.MonoStart), time.Duration(sum.last-sum.first))
+	} else {
+		fmt.Fprintf(w, "span:        no events\n")
+	}
+	fmt.Fprintf(w, "threads:     %s\n", threadList(r.Dict(), sum.threads))
+	fmt.Fprintf(w, "events:      %d in %d chunks", sum.events, r.Chunks())
+	if st := r.Stats(); st != nil && st.TotalEvents() != sum.events {
+		fmt.Fprintf(w, " (the last stats chunk counts %d written)", st.TotalEvents())
+	}
+	fmt.Fprintln(w)
+	if sum.events > 0 {
+		fmt.Fprintf(w, "  %-22s %12s\n", "kind", "count")
+		for k, n := range sum.kinds {
+			if n > 0 {
+				fmt.Fprintf(w, "  %-22s %12d\n", trace.Kind(k), n)
+			}
+		}
+	}
+	fmt.Fprintf(w, "%s\n", drops(r.Stats(), &sum.dropEvents))
+	if st := r.Stats(); st != nil && st.Clamped > 0 {
+		fmt.Fprintf(w, "clamped:     %d event times raised to keep a thread in order\n", st.Clamped)
+	}
+	if *infoSalvage {
+		if len(r.Problems()) > 0 {
+			fmt.Fprintf(w, "salvaged:    skipped %d damaged bytes, %d problems\n", r.Skipped(), len(r.Problems()))
+		} else {
+			fmt.Fprintf(w, "salvaged:    nothing to skip\n")
+		}
+	}
+
+	switch {
+	case sum.err == nil && r.Complete() && len(r.Problems()) > 0:
+		fmt.Fprintf(w, "complete:    closed cleanly, but damaged parts were skipped (see above)\n")
+		reportSalvage(env, path, r)
+		return nil
+	case sum.err == nil && r.Complete():
+		fmt.Fprintf(w, "complete:    yes (closed cleanly with its final stats)\n")
+		return nil
+	case sum.err == nil:
+		fmt.Fprintf(w, "complete:    NO: salvaged, without its final stats\n")
+		reportSalvage(env, path, r)
+		return nil
+	case errors.Is(sum.err, trace.ErrNoFinalStats):
+		fmt.Fprintf(w, "complete:    NO: the trace ends without its final stats at offset %d: the process was killed or is still running\n", offsetOf(sum.err))
+	default:
+		fmt.Fprintf(w, "complete:    NO: broken at offset %d; counts above cover the events before it\n", offsetOf(sum.err))
+	}
+	return fmt.Errorf("%s: %w", path, explain(sum.err))
+}
+
+func offsetOf(err error) int64 {
+	var te *trace.Error
+	if errors.As(err, &te) {
+		return te.Offset
+	}
+	return -1
+}
+
+// drops says how many events were lost and why, prominently when any were.
+func drops(st *trace.Stats, fromEvents *[trace.NumReasonCounters]uint64) string {
+	var total uint64
+	var parts []string
+	for reason := range trace.NumReasonCounters {
+		n := fromEvents[reason]
+		if st != nil {
+			n = max(n, st.Dropped[reason])
+		}
+		if n == 0 {
+			continue
+		}
+		total += n
+		parts = append(parts, fmt.Sprintf("%s: %d", trace.DropReasonName(uint64(reason)), n))
+	}
+	if total == 0 {
+		return "dropped:     none"
+	}
+	return fmt.Sprintf("DROPPED:     %d events (%s)", total, strings.Join(parts, ", "))
+}
+
+func threadList(d *trace.Dict, counts map[uint32]uint64) string {
+	if len(counts) == 0 {
+		return "none"
+	}
+	ids := make([]uint32, 0, len(counts))
+	for id := range counts {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var parts []string
+	for _, id := range ids {
+		p := "t" + strconv.FormatUint(uint64(id), 10)
+		if th := d.Thread(uint64(id)); th.Known {
+			p += fmt.Sprintf(" %s (tid %d)", th.Name, th.TID)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d events", p, counts[id]))
+	}
+	return fmt.Sprintf("%d (%s)", len(ids), strings.Join(parts, "; "))
+}
+
+func seconds(ns int64) string {
+	return strconv.FormatFloat(float64(ns)/1e9, 'f', 6, 64) + " s"
+}
+
+func bytesize(n uint64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// shellJoin quotes argv so it can be pasted into a shell.
+func shellJoin(argv []string) string {
+	if len(argv) == 0 {
+		return "(none)"
+	}
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// writeTraces makes the test traces in dir: small.occa (complete),
+// cut.occa (no final stats), nodefs.occa, damaged.occa (a flipped bit in
+// its third chunk) and text.txt (not a trace).
+func writeTraces(t *testing.T, dir string) {
+	var small bytes.Buffer
+	for name, o := range map[string]tracetest.SmallOptions{
+		"small.occa":  {},
+		"cut.occa":    {NoClose: true},
+		"nodefs.occa": {NoDefs: true},
+	} {
+		var b bytes.Buffer
+		if err := tracetest.WriteSmall(&b, o); err != nil {
+			t.Fatal(err)
+		}
+		if name == "small.occa" {
+			small = b
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damaged := bytes.Clone(small.Bytes())
+	off := 20 + int(binary.LittleEndian.Uint32(damaged[12:])) // first chunk
+	for range 2 {
+		off += 17 + int(binary.LittleEndian.Uint32(damaged[off+5:]))
+	}
+	damaged[off+30] ^= 1
+	os.WriteFile(filepath.Join(dir, "damaged.occa"), damaged, 0o644)
+	os.WriteFile(filepath.Join(dir, "text.txt"), []byte("hello\n"), 0o644)
+}
+
+func TestCommands(t *testing.T) {
+	dir := t.TempDir()
+	writeTraces(t, dir)
+	cases := []struct {
+		name string
+		args string
+	}{
+		{"usage", ""},
+		{"help", "help"},
+		{"help-dump", "help dump"},
+		{"help-info", "help info"},
+		{"help-unknown", "help frobnicate"},
+		{"unknown", "frobnicate"},
+		{"dump", "dump small.occa"},
+		{"dump-n", "dump -n 3 small.occa"},
+		{"dump-two", "dump -n 0 small.occa nodefs.occa"},
+		{"dump-nodefs", "dump nodefs.occa"},
+		{"dump-cut", "dump cut.occa"},
+		{"dump-damaged", "dump damaged.occa"},
+		{"dump-salvage", "dump -salvage damaged.occa"},
+		{"dump-no-args", "dump"},
+		{"dump-bad-flag", "dump -x small.occa"},
+		{"dump-missing", "dump nosuch.occa"},
+		{"dump-text", "dump text.txt"},
+		{"info", "info small.occa"},
+		{"info-cut", "info cut.occa"},
+		{"info-nodefs", "info nodefs.occa"},
+		{"info-damaged", "info damaged.occa"},
+		{"info-salvage", "info -salvage damaged.occa"},
+		{"info-two", "info small.occa text.txt"},
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			status := run(strings.Fields(c.args), &Env{Stdout: &stdout, Stderr: &stderr})
+			got := fmt.Sprintf("$ occa-tools %s\nexit status %d\n-- stdout --\n%s-- stderr --\n%s", c.args, status, stdout.String(), stderr.String())
+			golden := filepath.Join(wd, "testdata", c.name+".golden")
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (rerun with -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
