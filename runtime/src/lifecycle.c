@@ -31,7 +31,7 @@ ot_core_api_t ot_core;
 static const int exit_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
 #define NEXIT (sizeof exit_signals / sizeof exit_signals[0])
 static struct sigaction prev_action[NEXIT];
-static _Atomic uint64_t final_flush_seq;
+static _Atomic uint64_t final_requested; /* a dying signal wants the final flush */
 
 /* ---- Logging ------------------------------------------------------------------ */
 
@@ -77,10 +77,9 @@ static void on_exit_signal(int sig, siginfo_t *info, void *uc) {
     /* The default action ends the process: make the trace final. Otherwise
      * flush, and the application's handler decides (exit() ends it cleanly
      * through the destructor). */
-    uint64_t seq = ot_flush_request();
-    if (dies)
-      atomic_store(&final_flush_seq, seq);
-    ot_flush_wait(seq, ot_cfg.flush_timeout_ms);
+    if (dies) /* before the request: the writer must see both together */
+      atomic_store(&final_requested, 1);
+    ot_flush_wait(ot_flush_request(), ot_cfg.flush_timeout_ms);
   }
   if (dies) {
     struct sigaction dfl;
@@ -168,8 +167,7 @@ static void host_set_clock(int use_tsc) { ot_use_tsc = use_tsc && ot_tsc_usable(
 
 static void host_budget_exhausted(void) { ot_pause(OT_PAUSED_BUDGET, 1); }
 
-/* A dying signal asks for a final flush: its sequence number, or 0. */
-static uint64_t host_final_requested(void) { return atomic_load(&final_flush_seq); }
+static uint64_t host_final_requested(void) { return atomic_load(&final_requested); }
 
 static const ot_host_t host = {
     .wait = ot_host_wait,

@@ -143,8 +143,9 @@ typedef struct ot_host {
   uint64_t (*request_flush)(void);
   uint64_t (*flush_requested)(void);
   void (*flush_done)(uint64_t seq);
-  /* The flush sequence that must be final (a signal whose default action
-   * ends the process asked for it), or 0. */
+  /* Nonzero once a signal whose default action ends the process asked for
+   * the final flush. It is set before that flush is requested, so a writer
+   * that reads flush_requested first and then this sees both. */
   uint64_t (*final_requested)(void);
   /* Re-installs the exit-signal handlers if the application replaced them. */
   void (*rearm_signals)(void);

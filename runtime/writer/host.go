@@ -63,6 +63,8 @@ type Host interface {
 	RequestFlush() uint64
 	FlushRequested() uint64
 	FlushDone(seq uint64)
+	// FinalRequested is nonzero once a dying signal wants the final
+	// flush; it is set before the flush is requested.
 	FinalRequested() uint64
 	RearmSignals()
 	StopForGood()

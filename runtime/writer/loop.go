@@ -111,7 +111,7 @@ func (l *Loop) Run() {
 		wake := l.h.Wait(l.nextWake(now))
 		req := l.h.FlushRequested() // what this cycle will have flushed
 		final := l.shutdown.Load()
-		if f := l.h.FinalRequested(); f != 0 && req >= f {
+		if l.h.FinalRequested() != 0 { // read after req: see Host
 			final = true
 		}
 		if final {

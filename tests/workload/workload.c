@@ -21,6 +21,7 @@
  * Usage: workload [-t threads] [-s steps] [-w us-per-step]
  *                 [--tag-memory] [--api-pause] [--sleep-ms N] [--fork]
  *                 [--kill-self SIGNAL] [--spin-forever] [--toggle-at STEP]...
+ *                 [--report-maps] [--install-handler]
  * Exit status 0; it prints one line "workload: threads=T steps=S".
  */
 #define _GNU_SOURCE
@@ -149,6 +150,34 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+static void on_term(int sig) {
+  (void)sig;
+  static const char msg[] = "workload: handler ran\n";
+  ssize_t n = write(2, msg, sizeof msg - 1);
+  (void)n;
+  exit(3);
+}
+
+/* Says whether the Go core is mapped and how many threads the process has:
+ * without a config, neither the core nor its threads may exist. */
+static void report_maps(void) {
+  char line[512];
+  int core = 0, threads = 0;
+  FILE *f = fopen("/proc/self/maps", "r");
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "libocca_tools_core"))
+      core = 1;
+  if (f)
+    fclose(f);
+  f = fopen("/proc/self/status", "r");
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "Threads:", 8))
+      threads = atoi(line + 8);
+  if (f)
+    fclose(f);
+  printf("workload: core_loaded=%d threads=%d\n", core, threads);
+}
+
 static int signal_number(const char *name) {
   if (!strcmp(name, "TERM")) return SIGTERM;
   if (!strcmp(name, "INT")) return SIGINT;
@@ -159,7 +188,7 @@ static int signal_number(const char *name) {
 }
 
 int main(int argc, char **argv) {
-  int do_fork = 0, kill_self = 0, sleep_ms = 0;
+  int do_fork = 0, kill_self = 0, sleep_ms = 0, maps = 0, handler = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-t") && i + 1 < argc) nthreads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-s") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -168,6 +197,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--kill-self") && i + 1 < argc) kill_self = signal_number(argv[++i]);
     else if (!strcmp(argv[i], "--toggle-at") && i + 1 < argc && ntoggle < 8) toggle_at[ntoggle++] = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--tag-memory")) tag_memory = 1;
+    else if (!strcmp(argv[i], "--report-maps")) maps = 1;
+    else if (!strcmp(argv[i], "--install-handler")) handler = 1;
     else if (!strcmp(argv[i], "--api-pause")) api_pause = 1;
     else if (!strcmp(argv[i], "--fork")) do_fork = 1;
     else if (!strcmp(argv[i], "--spin-forever")) spin_forever = 1;
@@ -176,6 +207,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (handler) /* installed after the tool's: it must still run */
+    signal(SIGTERM, on_term);
   occa_tools_api_t api = {sizeof api, 0, 0, NULL, NULL};
   occa_tools_connect(OCCA_TOOLS_ABI_VERSION, "workload", &api);
 
@@ -224,6 +257,8 @@ int main(int argc, char **argv) {
     occa_tools_device_finish_begin(&c, &all[i]->slot);
     occa_tools_device_finish_end(&c);
   }
+  if (maps)
+    report_maps();
   printf("workload: threads=%d steps=%d\n", nthreads, steps);
   return 0;
 }

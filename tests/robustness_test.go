@@ -1,0 +1,354 @@
+package tests
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/libocca/occa-tools/filters"
+	"github.com/libocca/occa-tools/filters/config"
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// stderrLines strips what varies (time, pid) from the runtime's log lines.
+func stderrLines(s string) []string {
+	re := regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3} (\w{3}) (.*?)( config=\S+)? pid=\d+$`)
+	var out []string
+	for _, l := range lines(s) {
+		if m := re.FindStringSubmatch(l); m != nil {
+			out = append(out, m[1]+" "+m[2])
+		} else {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestNoConfigLoadsNothing(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(filepath.Join(buildDir, "tests", "workload"), "-t", "2", "-s", "5", "--report-maps")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatal(err, string(out))
+	}
+	want := "workload: core_loaded=0 threads=1\nworkload: threads=2 steps=5\n"
+	if string(out) != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("an untraced run left files: %v", entries)
+	}
+}
+
+func TestBadConfigRunsUntraced(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"[output]\ncompresion = \"fast\"\n", []string{
+			"ERR occa-tools: trace.toml:2: unknown key output.compresion (did you mean compression?)",
+		}},
+		{"[filter.kernel]\nregex = [\"((\"]\n[trigger]\nmax_events = -3\n", []string{
+			"ERR occa-tools: trace.toml:2: filter.kernel.regex[0]: \"((\" is not a valid regular expression: missing closing ) in `((`",
+			"ERR occa-tools: trace.toml:4: trigger.max_events: -3 is out of range (must be >= 0)",
+		}},
+		{"this is = = not toml\n", nil}, // message text from the TOML parser: only its shape is checked
+	}
+	for _, c := range cases {
+		r := runWorkload(t, c.text, nil, "-t", "1", "-s", "2", "--report-maps")
+		if r.err != nil {
+			t.Fatalf("workload failed: %v", r.err)
+		}
+		got := stderrLines(strings.ReplaceAll(r.stderr, r.dir+"/", ""))
+		last := "ERR occa-tools: config errors above: the program runs untraced (set on_error = \"abort\" to stop it instead)"
+		if len(got) == 0 || got[len(got)-1] != last {
+			t.Errorf("last stderr line = %q, want %q", got, last)
+			continue
+		}
+		if c.want != nil && strings.Join(got[:len(got)-1], "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("stderr:\n%s\nwant:\n%s", strings.Join(got[:len(got)-1], "\n"), strings.Join(c.want, "\n"))
+		}
+		if c.want == nil && (len(got) != 2 || !strings.HasPrefix(got[0], "ERR occa-tools: trace.toml:1: ")) {
+			t.Errorf("syntax error report = %q", got)
+		}
+		if len(r.traces) != 0 {
+			t.Errorf("a bad config left a trace: %v", r.traces)
+		}
+		if !strings.Contains(r.stdout, "workload: threads=1 steps=2") {
+			t.Errorf("the application did not run to its end: %q", r.stdout)
+		}
+	}
+}
+
+func TestBadConfigAbortWhenAsked(t *testing.T) {
+	r := runWorkload(t, "on_error = \"abort\"\n[output]\nbuffer_size = \"1KiB\"\n", nil, "-t", "1", "-s", "1")
+	var ee *exec.ExitError
+	if !errors.As(r.err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want status 2; stderr:\n%s", r.err, r.stderr)
+	}
+	got := stderrLines(strings.ReplaceAll(r.stderr, r.dir+"/", ""))
+	want := []string{
+		"ERR occa-tools: trace.toml:3: output.buffer_size: 1KiB is out of range 64KiB..64MiB",
+		"occa-tools: stopping the program: the config says on_error = \"abort\"",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stderr:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestUnwritableDirectoryRunsUntraced(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o644)
+	r := runWorkload(t, "", []string{"OCCA_TOOLS_OUTPUT_DIR=" + filepath.Join(blocker, "traces")}, "-t", "1", "-s", "2")
+	if r.err != nil {
+		t.Fatalf("workload failed: %v", r.err)
+	}
+	got := stderrLines(r.stderr)
+	want := "ERR occa-tools: creating the trace directory " + filepath.Join(blocker, "traces") + ": mkdir " + blocker +
+		": not a directory (set output.directory in the config to a writable place); running untraced"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("stderr = %q\nwant %q", got, want)
+	}
+}
+
+// startWorkload runs the workload in the background (for signals).
+func startWorkload(t *testing.T, configText string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "trace.toml")
+	os.WriteFile(cfg, []byte(configText), 0o644)
+	cmd := exec.Command(filepath.Join(buildDir, "tests", "workload"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, filepath.Join(dir, "out"), &stderr
+}
+
+func onlyTrace(t *testing.T, out string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+	if len(files) != 1 {
+		t.Fatalf("want one trace in %s, got %v", out, files)
+	}
+	return files[0]
+}
+
+// A signal whose default action ends the process: the trace is complete
+// (final stats) and the process still dies of that signal.
+func TestExitSignalsLeaveCompleteTrace(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, out, stderr := startWorkload(t, "[output]\nflush_interval = \"50ms\"\n", "-t", "2", "--spin-forever", "-w", "100")
+			waitFor(t, "the first flush", func() bool {
+				f, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+				st, err := os.Stat(append(f, "")[0])
+				return err == nil && st.Size() > 4096
+			})
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if err == nil || !ws.Signaled() || ws.Signal() != sig {
+				t.Fatalf("exit = %v, want death by %v; stderr:\n%s", err, sig, stderr)
+			}
+			g := readTrace(t, onlyTrace(t, out))
+			if g.err != nil || g.stats == nil || !g.stats.Final {
+				t.Fatalf("trace not complete: err=%v stats=%+v", g.err, g.stats)
+			}
+			if g.counts[trace.RunBegin] < 100 {
+				t.Errorf("only %d launches recorded", g.counts[trace.RunBegin])
+			}
+			checkOrderTolerantEnds(t, g)
+		})
+	}
+}
+
+// abort() (SIGABRT) also leaves a complete trace.
+func TestAbortLeavesCompleteTrace(t *testing.T) {
+	r := runWorkload(t, "", nil, "-t", "2", "-s", "1000", "--sleep-ms", "50", "--kill-self", "ABRT")
+	ws, _ := r.errStatus()
+	if !ws.Signaled() || ws.Signal() != syscall.SIGABRT {
+		t.Fatalf("exit = %v, want SIGABRT", r.err)
+	}
+	if len(r.traces) != 1 {
+		t.Fatalf("traces: %v", r.traces)
+	}
+	g := readTrace(t, r.traces[0])
+	if g.err != nil || !g.stats.Final {
+		t.Fatalf("trace not complete: %v", g.err)
+	}
+}
+
+func (r *run) errStatus() (syscall.WaitStatus, bool) {
+	var ee *exec.ExitError
+	if errors.As(r.err, &ee) {
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		return ws, ok
+	}
+	return 0, false
+}
+
+// The application's own handler, installed after the tool's, still runs;
+// it exits, so the trace ends cleanly through the exit path.
+func TestApplicationHandlerStillRuns(t *testing.T) {
+	cmd, out, stderr := startWorkload(t, "[output]\nflush_interval = \"50ms\"\n", "-t", "1", "--spin-forever", "-w", "100", "--install-handler")
+	waitFor(t, "the first flush", func() bool {
+		f, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+		st, err := os.Stat(append(f, "")[0])
+		return err == nil && st.Size() > 4096
+	})
+	time.Sleep(100 * time.Millisecond) // past a writer cycle, which re-arms the handler
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit = %v, want status 3 from the application's handler", err)
+	}
+	if !strings.Contains(stderr.String(), "workload: handler ran") {
+		t.Errorf("the application's handler did not run; stderr:\n%s", stderr)
+	}
+	g := readTrace(t, onlyTrace(t, out))
+	if g.err != nil || !g.stats.Final {
+		t.Fatalf("trace not complete: %v", g.err)
+	}
+}
+
+// SIGKILL cannot be caught: the trace is readable up to the last periodic
+// flush and says it was cut.
+func TestSIGKILLLosesAtMostOneFlushInterval(t *testing.T) {
+	cmd, out, _ := startWorkload(t, "[output]\nflush_interval = \"100ms\"\n", "-t", "2", "--spin-forever", "-w", "200")
+	var size int64
+	waitFor(t, "two flushes", func() bool {
+		f, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+		st, err := os.Stat(append(f, "")[0])
+		if err == nil && size > 0 && st.Size() > size {
+			return true
+		}
+		if err == nil && st.Size() > 4096 {
+			size = st.Size()
+		}
+		return false
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	g := readTrace(t, onlyTrace(t, out))
+	var te *trace.Error
+	if !errors.As(g.err, &te) || !te.Truncated() {
+		t.Fatalf("read error = %v, want a truncation error", g.err)
+	}
+	if !strings.Contains(g.err.Error(), "trace ends without its final stats chunk") {
+		t.Errorf("error = %q", g.err)
+	}
+	if g.counts[trace.RunBegin] == 0 {
+		t.Errorf("nothing readable before the kill")
+	}
+	checkOrderTolerantEnds(t, g)
+}
+
+// checkOrderTolerantEnds is checkOrder for a trace cut at an arbitrary
+// point: calls may still be open at its end.
+func checkOrderTolerantEnds(t *testing.T, g *got) {
+	t.Helper()
+	last := map[uint32]int64{}
+	for _, e := range g.events {
+		if e.Time < last[e.Thread] {
+			t.Fatalf("thread %d: time goes back at %s", e.Thread, e.Kind)
+		}
+		last[e.Thread] = e.Time
+	}
+}
+
+// A child that forks without exec is not traced and leaves the parent's
+// trace alone; the parent's trace marks the fork.
+func TestForkWithoutExec(t *testing.T) {
+	r := runWorkload(t, "", nil, "-t", "1", "-s", "3", "--fork")
+	if r.err != nil {
+		t.Fatalf("workload failed: %v\n%s", r.err, r.stderr)
+	}
+	if len(r.traces) != 1 {
+		t.Fatalf("want the parent's trace only, got %v", r.traces)
+	}
+	g := readTrace(t, r.traces[0])
+	if g.err != nil || !g.stats.Final {
+		t.Fatalf("parent trace: %v", g.err)
+	}
+	if g.counts[trace.Fork] != 1 {
+		t.Errorf("fork events = %d, want 1", g.counts[trace.Fork])
+	}
+	for _, e := range g.events {
+		if e.Kind == trace.Marker && g.dict.String(e.Args[0]) == "in-child" {
+			t.Fatalf("the child's marker reached the parent's trace")
+		}
+	}
+	// Everything else is exactly the default run.
+	cfg, _ := config.Parse("default", nil)
+	prog, _ := filters.Compile(cfg)
+	want := predict(prog, options{threads: 1, steps: 3})
+	want.counts[trace.Fork] = 1
+	if d := diffCounts(want.counts, g.counts); len(d) > 0 {
+		t.Errorf("counts:\n  %s", strings.Join(d, "\n  "))
+	}
+}
+
+// With on_full = "wait", a buffer pool far too small for the burst loses
+// nothing: every event the model predicts is in the trace.
+func TestOnFullWaitLosesNothing(t *testing.T) {
+	text := "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\non_full = \"wait\"\n"
+	g := oneTrace(t, text, "-t", "2", "-s", "3000")
+	cfg, _ := config.Parse("t", []byte(text))
+	prog, _ := filters.Compile(cfg)
+	want := predict(prog, options{threads: 2, steps: 3000})
+	if d := diffCounts(want.counts, g.counts); len(d) > 0 {
+		t.Errorf("counts:\n  %s", strings.Join(d, "\n  "))
+	}
+	if g.stats.TotalDropped() != 0 {
+		t.Errorf("dropped %d", g.stats.TotalDropped())
+	}
+}
+
+// With on_full = "drop", losses are counted: the trace's Dropped events and
+// its stats agree, and recorded + dropped accounts for every begin and
+// instant the model predicts.
+func TestOnFullDropCountsLosses(t *testing.T) {
+	text := "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\nflush_interval = \"1s\"\n"
+	g := oneTrace(t, text, "-t", "2", "-s", "20000")
+	dropped := g.stats.Dropped[trace.DropBufferFull]
+	if dropped == 0 {
+		t.Skip("the writer kept up with a 1 MiB pool on this machine: nothing to check")
+	}
+	var inEvents uint64
+	for _, e := range g.events {
+		if e.Kind == trace.Dropped {
+			if e.Args[1] != trace.DropBufferFull {
+				t.Errorf("dropped reason %d", e.Args[1])
+			}
+			inEvents += e.Args[0]
+		}
+	}
+	if inEvents == 0 || inEvents > dropped {
+		t.Errorf("Dropped events account for %d of %d dropped", inEvents, dropped)
+	}
+	cfg, _ := config.Parse("t", []byte(text))
+	prog, _ := filters.Compile(cfg)
+	want := predict(prog, options{threads: 2, steps: 20000})
+	total, recorded := 0, 0
+	for k, n := range want.counts {
+		total += n
+		recorded += g.counts[k]
+	}
+	if uint64(recorded)+dropped > uint64(total) || uint64(recorded)+2*dropped < uint64(total) {
+		t.Errorf("recorded %d + dropped %d does not account for the %d predicted", recorded, dropped, total)
+	}
+}
