@@ -120,7 +120,7 @@ func TestMachine(t *testing.T) {
 			{RegionPop(0), "- off"},
 		}},
 		{"nested regions with the same name", "[[trigger.window]]\nregion = \"solve\"\nfrom = 2\nto = 3", []want{
-			{RegionPush(0, k), "- off"},                // instance 1: outside
+			{RegionPush(0, k), "- off"},               // instance 1: outside
 			{RegionPush(0, k), "w on open(0,region)"}, // instance 2, nested in 1
 			{RegionPush(0, k), "w on"},                // instance 3, nested in 2
 			{RegionPush(0, k), "w on"},                // instance 4: outside, but 2 and 3 are active
@@ -214,9 +214,9 @@ func TestMachine(t *testing.T) {
 			{APIStop(), "- off pause(-,api)"},
 			{Signal(), "- on resume(-,signal)"}, // the signal resumes what the API paused
 			{Signal(), "- off pause(-,signal)"},
-			{APIStart(), "- off"},                // the API does not undo the signal's pause
-			{APIStop(), "- off pause(-,api)"},    // both paused now
-			{APIStart(), "- off resume(-,api)"},  // the API's pause ends; the signal's stays
+			{APIStart(), "- off"},               // the API does not undo the signal's pause
+			{APIStop(), "- off pause(-,api)"},   // both paused now
+			{APIStart(), "- off resume(-,api)"}, // the API's pause ends; the signal's stays
 			{Signal(), "- on resume(-,signal)"},
 		}},
 		{"start paused", "[trigger]\nstart_paused = true", []want{
