@@ -13,7 +13,7 @@ RT_SRC  = $(wildcard runtime/src/*.c)
 RT_HDR  = $(wildcard runtime/src/*.h) runtime/include/occa_tools.h
 GO_SRC  = $(shell find . -name '*.go' -not -path './build/*') go.mod go.sum
 
-.PHONY: all runtime commands clean
+.PHONY: all runtime commands clean test check-header demo
 all: runtime commands
 
 # The C library carries SONAME libocca_tools.so.1 (the ABI's major version);
@@ -40,6 +40,33 @@ $(BUILD)/bin/occa-tools: $(GO_SRC)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- The two commands of the README ----------------------------------------
+
+# Builds everything, traces the bundled workload, says where the trace went
+# and what it holds.
+DEMO = $(BUILD)/demo
+demo: all test-programs
+	@rm -rf $(DEMO) && mkdir -p $(DEMO)
+	cd $(DEMO) && OCCA_TOOLS_CONFIG=$(CURDIR)/configs/default.toml ../tests/workload -t 2 -s 500
+	@echo "trace written to: $$(ls $(DEMO)/occa-tools-traces/*.occatrace)"
+	@$(BUILD)/bin/occa-tools info $(DEMO)/occa-tools-traces/*.occatrace
+
+# Every test: Go (with the race detector), the end-to-end tests on the real
+# libraries, the C header as C99 and C++, and the C hot path under
+# ThreadSanitizer.
+test: all test-programs check-header
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) test -race -count=1 ./...
+	$(MAKE) tsan
+
+# The public header must compile as strict C99 and as C++.
+check-header:
+	@mkdir -p $(BUILD)/tests
+	printf '#include "occa_tools.h"\nint main(void){occa_tools_call_t c = OCCA_TOOLS_CALL_INIT; occa_tools_data_t d = OCCA_TOOLS_DATA_NONE; (void)c; (void)d; return 0;}\n' > $(BUILD)/tests/header.c
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iruntime/include -c -o $(BUILD)/tests/header_c.o $(BUILD)/tests/header.c
+	$(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iruntime/include -x c++ -c -o $(BUILD)/tests/header_cxx.o $(BUILD)/tests/header.c
 
 # ---- Test programs --------------------------------------------------------
 TEST_BIN = $(BUILD)/tests
