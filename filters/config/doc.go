@@ -1,0 +1,8 @@
+// Package config reads occa-tools configuration files: TOML, laid over the
+// defaults in configs/default.toml, strictly checked. Every error names the
+// file, line and key and says what is allowed; all errors are collected
+// (Errors, sorted by line) and Parse still returns a usable config in which
+// every key with an error keeps its default. The helpers ParseSize,
+// ParseLevel, ParseSignal, ValidateName and ExpandName are also used by the
+// runtime. ../README.md describes the choices made.
+package config
