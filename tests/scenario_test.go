@@ -21,6 +21,8 @@ type options struct {
 	tagMemory      bool
 	apiStart       bool  // --api-pause: main calls occa_tools_start() after setup
 	toggleAt       []int // --toggle-at: worker 0 raises the toggle signal at these steps
+	tagDot         bool  // --tag-dot: occa_tools_tag_kernel("dot", "hot") before the workers
+	flushKill      bool  // --flush-kill: flush and SIGKILL after the workers
 }
 
 type device struct {
@@ -188,6 +190,9 @@ func predict(p *filters.Program, o options) expect {
 	if o.apiStart {
 		md.step(filters.APIStart())
 	}
+	if o.tagDot {
+		md.p.TagKernel("dot", "hot")
+	}
 	for w := 0; w < o.threads; w++ {
 		thread := w + 1
 		d := w % 2
@@ -228,6 +233,10 @@ func predict(p *filters.Program, o options) expect {
 		for _, m := range []memory{a, b, c} {
 			md.pair(trace.MemoryFreeBegin, md.memSelected(m))
 		}
+	}
+	if o.flushKill {
+		md.e.counts[trace.Trigger] += len(md.e.triggers)
+		return md.e
 	}
 	md.region(0, "teardown", func() { md.instant(trace.Marker, true) })
 	for i := range devices {

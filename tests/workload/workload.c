@@ -21,7 +21,7 @@
  * Usage: workload [-t threads] [-s steps] [-w us-per-step]
  *                 [--tag-memory] [--api-pause] [--sleep-ms N] [--fork]
  *                 [--kill-self SIGNAL] [--spin-forever] [--toggle-at STEP]...
- *                 [--report-maps] [--install-handler]
+ *                 [--report-maps] [--install-handler] [--flush-kill] [--tag-dot]
  * Exit status 0; it prints one line "workload: threads=T steps=S".
  */
 #define _GNU_SOURCE
@@ -189,6 +189,7 @@ static int signal_number(const char *name) {
 
 int main(int argc, char **argv) {
   int do_fork = 0, kill_self = 0, sleep_ms = 0, maps = 0, handler = 0;
+  int flush_kill = 0, tag_dot = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-t") && i + 1 < argc) nthreads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-s") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -198,6 +199,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--toggle-at") && i + 1 < argc && ntoggle < 8) toggle_at[ntoggle++] = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--tag-memory")) tag_memory = 1;
     else if (!strcmp(argv[i], "--report-maps")) maps = 1;
+    else if (!strcmp(argv[i], "--flush-kill")) flush_kill = 1;
+    else if (!strcmp(argv[i], "--tag-dot")) tag_dot = 1;
     else if (!strcmp(argv[i], "--install-handler")) handler = 1;
     else if (!strcmp(argv[i], "--api-pause")) api_pause = 1;
     else if (!strcmp(argv[i], "--fork")) do_fork = 1;
@@ -225,6 +228,8 @@ int main(int argc, char **argv) {
 
   if (api_pause) /* the control API: nothing recorded until start */
     occa_tools_start();
+  if (tag_dot) /* tags every kernel named dot, built already or not */
+    occa_tools_tag_kernel("dot", "hot");
 
   if (do_fork) { /* a child that does not exec must not touch the trace */
     pid_t pid = fork();
@@ -247,6 +252,11 @@ int main(int argc, char **argv) {
     raise(kill_self);
   for (int i = 0; i < nthreads; i++)
     pthread_join(th[i], NULL);
+  if (flush_kill) { /* everything so far must be in the file, then die hard */
+    if (occa_tools_flush() != 0)
+      fprintf(stderr, "workload: occa_tools_flush failed\n");
+    raise(SIGKILL);
+  }
 
   occa_tools_region_push("teardown");
   occa_tools_marker("done");
