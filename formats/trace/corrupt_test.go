@@ -300,3 +300,24 @@ func TestSalvage(t *testing.T) {
 		t.Errorf("content error: %d events, err %v, problems %v", n, err, r.Problems())
 	}
 }
+
+// TestReadError checks that an I/O error is reported, salvaging or not.
+func TestReadError(t *testing.T) {
+	good := small(t, tracetest.SmallOptions{})
+	for _, salvage := range []bool{false, true} {
+		r, err := trace.NewReader(io.MultiReader(bytes.NewReader(good[:600]), errReader{}), trace.WithSalvage(salvage))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for err == nil {
+			_, err = r.Next()
+		}
+		if !errors.Is(err, errDiskFull) {
+			t.Errorf("salvage=%v: got %v, want the read error", salvage, err)
+		}
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errDiskFull }

@@ -330,7 +330,8 @@ func (r *Reader) nextChunk() (byte, error) {
 			return 0, io.EOF
 		}
 		e, ok := err.(*Error)
-		if !ok || !r.salvage {
+		if !ok || !r.salvage || r.win.readErr() != nil {
+			// An I/O error is no damage to skip, even when salvaging.
 			r.err = err
 			return 0, err
 		}

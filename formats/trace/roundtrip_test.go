@@ -419,3 +419,62 @@ func TestEventHelpers(t *testing.T) {
 		t.Errorf("ParseLevel(max): %v", err)
 	}
 }
+
+// TestParallelEncode compresses batches on four goroutines and appends them
+// in order, as a runtime with a compression pool does (run with -race).
+func TestParallelEncode(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, tracetest.Header(), trace.WithConcurrency(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads := threeThreads(3000)
+	var batches []*trace.Batch
+	var want []trace.Event
+	for th, evs := range threads {
+		for i := 0; i < len(evs); i += 500 {
+			b := trace.NewBatch(uint32(th), 0)
+			for k := i; k < i+500; k++ {
+				b.AddEvent(&evs[k])
+			}
+			batches = append(batches, b)
+			want = append(want, evs[i:i+500]...)
+		}
+	}
+	errs := make(chan error, len(batches))
+	sem := make(chan struct{}, 4)
+	for _, b := range batches {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			_, err := w.EncodeBatch(b)
+			errs <- err
+		}()
+	}
+	for range batches {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range batches {
+		if err := w.WriteEncoded(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := trace.NewReader(&buf)
+	for i := range want {
+		e, err := r.ReadEvent()
+		if err != nil || e != want[i] {
+			t.Fatalf("event %d = %+v, %v; want %+v", i, e, err, want[i])
+		}
+	}
+	if _, err := r.ReadEvent(); err != io.EOF {
+		t.Fatal(err)
+	}
+	if r.Stats().TotalEvents() != uint64(len(want)) {
+		t.Errorf("stats count %d events, want %d", r.Stats().TotalEvents(), len(want))
+	}
+}

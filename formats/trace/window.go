@@ -15,9 +15,14 @@ type window struct {
 	pos  int   // next unconsumed byte in buf
 	base int64 // file offset of buf[0]
 	err  error // read error (io.EOF at the end)
+
+	zeros int // reads that returned 0, nil
 }
 
-const minRead = 256 << 10
+// minBuf is the window's first size; it doubles as chunks need, so a small
+// or hostile input costs little and a large trace settles at about twice its
+// largest chunk.
+const minBuf = 4 << 10
 
 // offset returns the file offset of the read position.
 func (w *window) offset() int64 { return w.base + int64(w.pos) }
@@ -36,31 +41,22 @@ func (w *window) fill(n int) []byte {
 			w.base += int64(w.pos)
 			w.buf, w.pos = w.buf[:m], 0
 		}
-		if cap(w.buf)-len(w.buf) < minRead {
-			// Grow geometrically toward n; never straight to a declared size.
-			c := max(2*cap(w.buf), minRead)
-			c = min(c, max(n, minRead)+minRead)
-			if c-len(w.buf) < minRead {
-				c = len(w.buf) + minRead
-			}
-			nb := make([]byte, len(w.buf), c)
+		if len(w.buf) == cap(w.buf) {
+			// Double, never jumping straight to a declared size: the
+			// buffer grows only as fast as data actually arrives.
+			nb := make([]byte, len(w.buf), max(2*cap(w.buf), minBuf))
 			copy(nb, w.buf)
 			w.buf = nb
 		}
 		k, err := w.r.Read(w.buf[len(w.buf):cap(w.buf)])
 		w.buf = w.buf[:len(w.buf)+k]
-		if err != nil {
+		switch {
+		case err != nil:
 			w.err = err
-		} else if k == 0 {
-			// A reader that returns 0, nil forever would spin; io.Reader
-			// discourages it, so treat a run of them as the end.
-			k2, err2 := w.r.Read(w.buf[len(w.buf):cap(w.buf)])
-			w.buf = w.buf[:len(w.buf)+k2]
-			if k2 == 0 {
-				if err2 == nil {
-					err2 = io.ErrNoProgress
-				}
-				w.err = err2
+		case k == 0:
+			w.zeros++
+			if w.zeros > 100 { // io.Reader discourages 0, nil; do not spin on it
+				w.err = io.ErrNoProgress
 			}
 		}
 	}
@@ -81,6 +77,8 @@ func (w *window) readErr() error {
 	return w.err
 }
 
+const scanStep = 64 << 10
+
 // indexMagic returns the index, relative to the read position, of the next
 // chunk magic at or after from, or -1 at the end of input. It reads ahead in
 // steps so scanning a long damaged stretch needs bounded memory.
@@ -93,7 +91,7 @@ func (w *window) indexMagic(from int) int {
 			}
 			return -1
 		}
-		avail = w.fill(from + minRead)
+		avail = w.fill(from + scanStep)
 		if i := bytes.Index(avail[from:], []byte(chunkMagic)); i >= 0 {
 			return from + i
 		}

@@ -133,10 +133,13 @@ func (w *Writer) EncodeBatch(b *Batch) ([]byte, error) {
 	} else {
 		b.chunk = w.encodeChunk(b.chunk[:0], chunkEvents, b.body())
 	}
-	b.encoded = true
 	if len(b.chunk) > chunkHeaderSize+MaxPayload {
-		return nil, fmt.Errorf("trace: batch compresses to %d bytes, over the %d limit", len(b.chunk)-chunkHeaderSize, MaxPayload)
+		// Unreachable while maxBatchRaw is well below MaxPayload.
+		n := len(b.chunk) - chunkHeaderSize
+		b.chunk = b.chunk[:0]
+		return nil, fmt.Errorf("trace: batch compresses to %d bytes, over the %d limit", n, MaxPayload)
 	}
+	b.encoded = true
 	return b.chunk, nil
 }
 
