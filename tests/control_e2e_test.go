@@ -84,3 +84,53 @@ func TestRankFromLauncher(t *testing.T) {
 		t.Errorf("header rank = %d/%d from %q", h.Rank, h.WorldSize, h.RankSource)
 	}
 }
+
+// Time windows: every begin or instant recorded lies between the window's
+// Trigger events; ends of calls begun inside may follow the close.
+func TestTimeWindow(t *testing.T) {
+	cases := []struct {
+		text    string
+		actions []uint64 // expected Trigger actions, in order
+	}{
+		{"[[trigger.window]]\ndelay = \"100ms\"\nduration = \"150ms\"\n", []uint64{trace.TriggerOpen, trace.TriggerClose}},
+		{"[[trigger.window]]\nduration = \"150ms\"\n", []uint64{trace.TriggerClose}}, // open from the start: no event
+	}
+	for _, c := range cases {
+		g := oneTrace(t, c.text, "-t", "1", "-s", "500", "-w", "1000")
+		var acts []uint64
+		var open, close int64 = 0, -1
+		for _, e := range g.events {
+			if e.Kind == trace.Trigger {
+				if e.Args[2] != trace.CauseTime || e.Args[0] != 0 {
+					t.Errorf("trigger %v", e.Args)
+				}
+				acts = append(acts, e.Args[1])
+				if e.Args[1] == trace.TriggerOpen {
+					open = e.Time
+				} else {
+					close = e.Time
+				}
+			}
+		}
+		if len(acts) != len(c.actions) || acts[len(acts)-1] != trace.TriggerClose {
+			t.Fatalf("%q: trigger actions %v, want %v", c.text, acts, c.actions)
+		}
+		runs := 0
+		for _, e := range g.events {
+			spec := e.Kind.Spec()
+			if e.Kind.Spec().Domain == trace.DomainTool || (spec.Pair != trace.KindInvalid && !spec.Begin) || e.Kind == trace.RegionPop || e.Kind == trace.DeviceTime {
+				continue
+			}
+			if e.Time < open || e.Time > close {
+				t.Fatalf("%s at %d ns, outside the window [%d, %d]", e.Kind, e.Time, open, close)
+			}
+			if e.Kind == trace.RunBegin {
+				runs++
+			}
+		}
+		if runs == 0 {
+			t.Errorf("%q: no launch recorded inside the window", c.text)
+		}
+		checkOrder(t, g)
+	}
+}

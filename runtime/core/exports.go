@@ -23,7 +23,7 @@ func OccaToolsCoreStart(h *C.ot_host_t, s *C.ot_settings_t) C.int {
 }
 
 //export OccaToolsCoreRun
-func OccaToolsCoreRun() { go core.loop.Run() }
+func OccaToolsCoreRun() { core.loop.Start() }
 
 //export OccaToolsCoreShutdown
 func OccaToolsCoreShutdown() { core.loop.Shutdown() }

@@ -101,6 +101,23 @@ func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 	return l
 }
 
+// Start opens the time windows that have no delay (open from the start:
+// no Trigger event, as in filters.Machine) and runs the loop in a goroutine.
+// The C side calls it once its gate is set up, before the application runs.
+func (l *Loop) Start() {
+	for i, w := range l.opt.TimeWindows {
+		if w.Delay <= 0 {
+			l.windowOpen[i] = true
+			l.h.WindowSet(w.Index, true)
+			l.windowNext[i] = time.Time{}
+			if w.Duration > 0 {
+				l.windowNext[i] = l.opt.Start.Add(w.Duration)
+			}
+		}
+	}
+	go l.Run()
+}
+
 // Run writes until shutdown or a final flush; it returns after closing the
 // trace.
 func (l *Loop) Run() {

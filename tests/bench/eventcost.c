@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,8 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static int pinned_reported;
+
 static void pin(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpu == -1)
@@ -65,7 +68,7 @@ static void pin(void) {
   CPU_SET(c, &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0)
     perror("eventcost: sched_setaffinity");
-  else
+  else if (!pinned_reported++)
     printf("info pinned_cpu=%d\n", c);
 }
 
@@ -131,6 +134,14 @@ static inline uint64_t ticks(void) {
 
 /* One event: a call (the library's events are calls too), the clock, a
  * 16-byte record in the thread's buffer, wrapping at its end. */
+static void floor_init(void) {
+  if (floor_tls)
+    return;
+  floor_tls = calloc(1, sizeof *floor_tls);
+  floor_tls->data = malloc(FLOOR_CAP);
+  memset(floor_tls->data, 0, FLOOR_CAP); /* touched: no page faults when timed */
+}
+
 static void __attribute__((noinline)) floor_event(unsigned kind) {
   floor_buf *b = floor_tls;
   uint64_t *r = (uint64_t *)(void *)(b->data + b->pos);
@@ -160,6 +171,33 @@ static void __attribute__((noinline)) loop_lttng(long pairs) {
 /* ---- Harness ------------------------------------------------------------- */
 
 typedef void (*loop_fn)(long pairs);
+
+/* Each repetition runs on a fresh thread, pinned, that exits at its end: a
+ * thread's exit hands its buffer to the writer, so the flush between
+ * repetitions never has to take a partial buffer whose predecessor is still
+ * queued (see tests/bench/README.md, "take_partial livelock"). */
+typedef struct rep_arg {
+  loop_fn f;
+  double ns, floor_ns;
+} rep_arg;
+
+static double timed(loop_fn f);
+static void floor_init(void);
+static void loop_floor(long pairs);
+
+static void *rep_thread(void *p) {
+  rep_arg *a = p;
+  pin();
+  a->ns = timed(a->f);
+  if (with_floor) {
+    floor_init();
+    a->floor_ns = timed(loop_floor);
+    free(floor_tls->data);
+    free(floor_tls);
+    floor_tls = NULL;
+  }
+  return NULL;
+}
 
 static double timed(loop_fn f) {
   long pairs = events / 2;
@@ -274,23 +312,22 @@ int main(int argc, char **argv) {
                     " [--events N] [--reps R] [--warmup W] [--cpu C] [--floor]\n");
     return 2;
   }
-  pin();
-  if (with_floor) {
-    floor_tls = calloc(1, sizeof *floor_tls);
-    floor_tls->data = malloc(FLOOR_CAP);
-    memset(floor_tls->data, 0, FLOOR_CAP);
-  }
   double *v = calloc((size_t)reps, sizeof *v), *fv = calloc((size_t)reps, sizeof *fv);
   for (long r = 0; r < warmup + reps; r++) {
-    double ns = timed(f);
-    /* Untimed: let the writer take what this repetition recorded, so each
-     * repetition starts with the buffer pool free (a no-op when inactive). */
-    if (flush_fn)
-      flush_fn();
-    double fns = with_floor ? timed(loop_floor) : 0;
+    rep_arg a = {f, 0, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, rep_thread, &a) != 0 || pthread_join(th, NULL) != 0) {
+      fprintf(stderr, "eventcost: cannot run a repetition thread\n");
+      return 2;
+    }
+    /* Untimed: the repetition's thread has exited, so its last buffer is
+     * handed over; let the writer take everything, so each repetition starts
+     * with the buffer pool free (a no-op when the tool is inactive). */
+    if (flush_fn && flush_fn() != 0)
+      printf("info flush_failed_after_rep=%ld\n", r);
     if (r >= warmup) {
-      v[r - warmup] = ns;
-      fv[r - warmup] = fns;
+      v[r - warmup] = a.ns;
+      fv[r - warmup] = a.floor_ns;
     }
   }
   printf("info events_per_rep=%ld reps=%ld warmup=%ld\n", events, reps, warmup);
