@@ -25,6 +25,8 @@
  *
  * Output, one line per measured series, ns per event of each repetition:
  *   series <name> <ns> <ns> ...
+ * "case" and "floor" are the thread's CPU time per event (what the events
+ * cost the application thread), "case_wall" and "floor_wall" wall time.
  * plus "info key=value" lines.
  */
 #define _GNU_SOURCE
@@ -50,9 +52,9 @@
 static long events = 1000000, reps = 15, warmup = 2;
 static int cpu = -2, with_floor = 0;
 
-static double now_ns(void) {
+static double clock_ns(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -176,35 +178,43 @@ typedef void (*loop_fn)(long pairs);
  * thread's exit hands its buffer to the writer, so the flush between
  * repetitions never has to take a partial buffer whose predecessor is still
  * queued (see tests/bench/README.md, "take_partial livelock"). */
+typedef struct timing {
+  double cpu, wall; /* ns per event: the thread's CPU time, and wall time */
+} timing;
+
 typedef struct rep_arg {
   loop_fn f;
-  double ns, floor_ns;
+  timing t, floor_t;
 } rep_arg;
 
-static double timed(loop_fn f);
+static timing timed(loop_fn f);
 static void floor_init(void);
 static void loop_floor(long pairs);
 
 static void *rep_thread(void *p) {
   rep_arg *a = p;
   pin();
-  a->ns = timed(a->f);
-  if (with_floor) {
+  if (with_floor) { /* first, while the writer is idle */
     floor_init();
-    a->floor_ns = timed(loop_floor);
+    a->floor_t = timed(loop_floor);
     free(floor_tls->data);
     free(floor_tls);
     floor_tls = NULL;
   }
+  a->t = timed(a->f);
   return NULL;
 }
 
-static double timed(loop_fn f) {
+/* Both clocks around one repetition. The thread's CPU time is what the
+ * events cost the application thread; wall time also counts time the CPU
+ * spent on other threads (on a shared 2-CPU machine, often half of it). */
+static timing timed(loop_fn f) {
   long pairs = events / 2;
-  double t0 = now_ns();
+  double w0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   f(pairs);
-  double t1 = now_ns();
-  return (t1 - t0) / (double)(pairs * 2);
+  double c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), w1 = clock_ns(CLOCK_MONOTONIC);
+  timing t = {(c1 - c0) / (double)(pairs * 2), (w1 - w0) / (double)(pairs * 2)};
+  return t;
 }
 
 static void series(const char *name, const double *v, long n) {
@@ -313,8 +323,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   double *v = calloc((size_t)reps, sizeof *v), *fv = calloc((size_t)reps, sizeof *fv);
+  double *vw = calloc((size_t)reps, sizeof *vw), *fvw = calloc((size_t)reps, sizeof *fvw);
   for (long r = 0; r < warmup + reps; r++) {
-    rep_arg a = {f, 0, 0};
+    rep_arg a = {.f = f};
     pthread_t th;
     if (pthread_create(&th, NULL, rep_thread, &a) != 0 || pthread_join(th, NULL) != 0) {
       fprintf(stderr, "eventcost: cannot run a repetition thread\n");
@@ -326,15 +337,20 @@ int main(int argc, char **argv) {
     if (flush_fn && flush_fn() != 0)
       printf("info flush_failed_after_rep=%ld\n", r);
     if (r >= warmup) {
-      v[r - warmup] = a.ns;
-      fv[r - warmup] = a.floor_ns;
+      v[r - warmup] = a.t.cpu;
+      vw[r - warmup] = a.t.wall;
+      fv[r - warmup] = a.floor_t.cpu;
+      fvw[r - warmup] = a.floor_t.wall;
     }
   }
   printf("info events_per_rep=%ld reps=%ld warmup=%ld\n", events, reps, warmup);
   printf("info events_total=%ld\n", events * (warmup + reps));
   series("case", v, reps);
-  if (with_floor)
+  series("case_wall", vw, reps);
+  if (with_floor) {
     series("floor", fv, reps);
+    series("floor_wall", fvw, reps);
+  }
   fflush(stdout);
   return 0;
 }
