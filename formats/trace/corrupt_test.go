@@ -299,6 +299,13 @@ func TestSalvage(t *testing.T) {
 	if err != nil || n != 35 || len(r.Problems()) != 1 || !r.Complete() {
 		t.Errorf("content error: %d events, err %v, problems %v", n, err, r.Problems())
 	}
+	// Events returned from a broken chunk still count for the thread's order.
+	m := byte(trace.Marker)
+	broken := chunk(2, []byte{1, 10, 3, m, 0, 0, m, 100, 0, 40, 0})
+	n, r, err = readAll(cat(hdr, broken, chunk(2, []byte{1, 50, 1, m, 0, 0}), finalStats), trace.WithSalvage(true))
+	if err != nil || n != 2 || len(r.Problems()) != 2 || !strings.Contains(r.Problems()[1].Error(), "time going backwards") {
+		t.Errorf("order after a content error: %d events, err %v, problems %v", n, err, r.Problems())
+	}
 }
 
 // TestReadError checks that an I/O error is reported, salvaging or not.

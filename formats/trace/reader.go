@@ -303,6 +303,10 @@ func (r *Reader) endChunk() error {
 // error sticks.
 func (r *Reader) contentError(err error) error {
 	e := &Error{Offset: r.chunkOff, Chunk: r.chunk, Err: err}
+	if r.typ == chunkEvents && r.left < r.total {
+		// Keep the thread's order check honest for the events returned.
+		r.threadEnd[r.thread] = r.time
+	}
 	r.typ, r.left = 0, 0
 	if r.salvage {
 		r.problems = append(r.problems, e)

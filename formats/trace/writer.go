@@ -70,7 +70,8 @@ func NewWriter(w io.Writer, h *Header, opts ...WriterOption) (*Writer, error) {
 		zstd.WithEncoderLevel(o.level.zstd()),
 		zstd.WithEncoderConcurrency(o.concurrency),
 		zstd.WithEncoderCRC(false), // the chunk CRC covers the payload
-		zstd.WithZeroFrames(true))
+		zstd.WithZeroFrames(true),
+		zstd.WithAllLitEntropyCompression(true))
 	if err != nil {
 		return nil, fmt.Errorf("trace: %v", err)
 	}
