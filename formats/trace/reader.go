@@ -208,22 +208,27 @@ func lineEndingsChanged(rest []byte) bool {
 // ReadEvent returns the next event, absorbing definitions into Dict and
 // stats into Stats on the way. It returns io.EOF at the clean end of the
 // trace and an *Error for broken or truncated input.
-func (r *Reader) ReadEvent() (Event, error) {
-	var e Event
-	for {
-		if r.left > 0 && r.typ == chunkEvents {
-			err := r.decodeEvent(&e)
-			if err == nil {
-				return e, nil
-			}
-			if err = r.contentError(err); err != nil {
-				return e, err
-			}
-			continue
+func (r *Reader) ReadEvent() (e Event, err error) {
+	// Decoding straight into the named result spares a copy that cost a
+	// fifth of the read time (stores then wide loads of the same bytes).
+	if r.left > 0 && r.typ == chunkEvents {
+		if err = r.decodeEvent(&e); err == nil {
+			return
 		}
+		if err = r.contentError(err); err != nil {
+			return
+		}
+	}
+	return r.readEventSlow()
+}
+
+// readEventSlow is ReadEvent between chunks. Apart so that ReadEvent's frame
+// stays small: a Record in it costs the hot path a quarter of its time.
+func (r *Reader) readEventSlow() (Event, error) {
+	for {
 		rec, err := r.Next()
 		if err != nil {
-			return e, err
+			return Event{}, err
 		}
 		if rec.Type == RecordEvent {
 			return rec.Event, nil
