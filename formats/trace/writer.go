@@ -14,6 +14,10 @@ import (
 // Writer writes a trace file (FORMAT.md). Its methods must be called from one
 // goroutine, except EncodeBatch, which several goroutines may call at once
 // on different batches (see WithConcurrency).
+//
+// Each chunk goes to the io.Writer in one Write call, so an unbuffered file
+// is fine. After a failed Write every method returns that error; the chunk it
+// cut short is what a reader reports as the end of the readable trace.
 type Writer struct {
 	w         io.Writer
 	enc       *zstd.Encoder
