@@ -1,0 +1,148 @@
+/*
+ * repro_writer: reproduces, deterministically and on one thread, what the Go
+ * writer's collect() (runtime/writer/loop.go) meets when it follows the
+ * take_partial contract of runtime/src/buffers.c ("2 means: a full buffer of
+ * this thread is still queued; drain take_full first and call again with the
+ * same cursor") while it releases spans only later, in writeSpans:
+ *
+ *   1. LIVELOCK: after take_full has drained the predecessor, it is still in
+ *      state FULL until released, so take_partial keeps returning 2 and
+ *      collect() loops until the application hands over another buffer (for
+ *      an idle or exiting application: forever; occa_tools_flush and the final
+ *      flush time out, and the trace misses its last buffers and final stats).
+ *   2. DUPLICATE: a partial span taken in a pass, then the same buffer taken
+ *      full in the same pass (after a 2), starts at the same byte: the records
+ *      of the partial span are written twice.
+ *
+ * Built with the runtime's C sources (no Go core, no sanitizer). Exit status
+ * 1 when either is reproduced, 0 when neither is (after a fix).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+static void fake_decide_device(const char *m, int64_t i, const char *p, ot_decision_t *o) {
+  (void)m, (void)i, (void)p;
+  o->selected = o->memory_selected = 1;
+  o->windows = 0;
+}
+static void fake_decide_kernel(const char *n, const char *p, ot_decision_t *o, const char **t) {
+  (void)n, (void)p;
+  o->selected = 1;
+  o->memory_selected = o->windows = 0;
+  *t = NULL;
+}
+static uint32_t fake_decide_region(const char *n) { return (void)n, 0; }
+static int fake_memory_tag_selected(const char *t) { return (void)t, 1; }
+static void fake_tag_kernel(const char *n, const char *t) { (void)n, (void)t; }
+static void fake_shutdown(void) {}
+static void fake_log(int level, const char *msg) { (void)level, (void)msg; }
+
+static uint8_t defs[1 << 16];
+
+static void markers(int n) {
+  for (int i = 0; i < n; i++)
+    occa_tools_marker("m");
+}
+
+int main(void) {
+  if (getenv("OCCA_TOOLS_CONFIG")) {
+    fprintf(stderr, "repro_writer: unset OCCA_TOOLS_CONFIG\n");
+    return 2;
+  }
+  memset(&ot_cfg, 0, sizeof ot_cfg);
+  ot_cfg.enabled_mask = ~0ull;
+  ot_cfg.flush_timeout_ms = 1000;
+  ot_core.decide_device = fake_decide_device;
+  ot_core.decide_kernel = fake_decide_kernel;
+  ot_core.decide_region = fake_decide_region;
+  ot_core.memory_tag_selected = fake_memory_tag_selected;
+  ot_core.tag_kernel = fake_tag_kernel;
+  ot_core.shutdown = fake_shutdown;
+  ot_core.log = fake_log;
+  if (ot_strings_init() != 0 || ot_pool_init(4 * 4096, 4096) != 0)
+    return 2;
+  ot_thread_key_init();
+  atomic_store(&ot_kinds, ~0ull);
+  ot_triggers_init();
+  atomic_store(&ot_state, OT_STATE_ACTIVE);
+  ot_update_public_mask();
+
+  const unsigned rec = 24; /* a marker: 16-byte header + 1 argument */
+  const unsigned per_buf = 4096 / rec;
+  int livelock = 0, duplicate = 0;
+  ot_span_t s;
+
+  /* Buffer A fills and is handed over; B is live with 30 records. */
+  markers((int)per_buf + 30);
+  while (ot_take_defs(defs, sizeof defs, 0))
+    ;
+
+  /* ---- 1. collect(periodic): drainFull, then TakePartial --------------- */
+  ot_span_t held[16];
+  int nheld = 0;
+  while (ot_host_take_full(&s))
+    held[nheld++] = s; /* appended to l.spans; released later, in writeSpans */
+  uint32_t cursor = 0;
+  int twos = 0;
+  for (int i = 0; i < 1000; i++) {
+    int r = ot_host_take_partial(&cursor, &s);
+    if (r == 0)
+      break;
+    if (r == 1) { /* a partial span: held like the others */
+      held[nheld++] = s;
+      continue;
+    }
+    twos++;
+    while (ot_host_take_full(&s)) /* drainFull: nothing left to take */
+      held[nheld++] = s;
+  }
+  printf("1. after draining every full buffer, take_partial returned 2 %d times in a row%s\n",
+         twos, twos == 1000 ? " (and would forever): LIVELOCK" : "");
+  livelock = twos == 1000;
+  for (int i = 0; i < nheld; i++) /* writeSpans */
+    ot_host_release(&held[i]);
+  nheld = 0;
+
+  /* ---- 2. a partial span, then the same buffer taken full in one pass --- */
+  markers(30); /* B: records not taken yet */
+  cursor = 0;
+  int r = ot_host_take_partial(&cursor, &s); /* B's 30 records */
+  if (r != 1) {
+    printf("2. set-up: expected a partial span of B, take_partial returned %d\n", r);
+    return 2;
+  }
+  ot_span_t partial = s;
+  held[nheld++] = s;
+  markers((int)per_buf); /* B fills and is handed over; C, B's successor, is live */
+  r = ot_host_take_partial(&cursor, &s);
+  if (r == 2) {
+    while (ot_host_take_full(&s)) {
+      held[nheld++] = s;
+      if (s.slot == partial.slot && s.data < partial.data + partial.len) {
+        uint64_t overlap = (uint64_t)(partial.data + partial.len - s.data);
+        printf("2. the full span of slot %u starts %s the partial span taken before it in the "
+               "same pass: %llu bytes (%llu records) would be written twice: DUPLICATE\n",
+               s.slot, s.data == partial.data ? "at the same byte as" : "inside",
+               (unsigned long long)overlap, (unsigned long long)(overlap / rec));
+        duplicate = 1;
+      }
+    }
+  } else {
+    printf("2. take_partial returned %d (no predecessor rule hit)\n", r);
+  }
+  for (int i = 0; i < nheld; i++)
+    ot_host_release(&held[i]);
+
+  atomic_store(&ot_state, OT_STATE_INACTIVE);
+  if (livelock || duplicate) {
+    printf("repro_writer: REPRODUCED (%s%s%s)\n", livelock ? "livelock" : "",
+           livelock && duplicate ? ", " : "", duplicate ? "duplicate records" : "");
+    return 1;
+  }
+  printf("repro_writer: not reproduced\n");
+  return 0;
+}
