@@ -127,12 +127,11 @@ func (l *Loop) Run() {
 		l.fireTimeWindows(now)
 		wake := l.h.Wait(l.nextWake(now))
 		req := l.h.FlushRequested() // what this cycle will have flushed
-		final := l.shutdown.Load()
-		if l.h.FinalRequested() != 0 { // read after req: see Host
-			final = true
-		}
-		if final {
-			l.finish(wake == WakeFlush)
+		fromSignal := l.h.FinalRequested() != 0 // read after req: see Host
+		if fromSignal || l.shutdown.Load() {
+			// A signal handler may have interrupted a thread that holds the
+			// definitions lock: never block on it then.
+			l.finish(fromSignal || wake == WakeFlush)
 			l.h.FlushDone(req)
 			return
 		}
