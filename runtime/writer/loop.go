@@ -126,7 +126,7 @@ func (l *Loop) Run() {
 		now := time.Now()
 		l.fireTimeWindows(now)
 		wake := l.h.Wait(l.nextWake(now))
-		req := l.h.FlushRequested() // what this cycle will have flushed
+		req := l.h.FlushRequested()             // what this cycle will have flushed
 		fromSignal := l.h.FinalRequested() != 0 // read after req: see Host
 		if fromSignal || l.shutdown.Load() {
 			// A signal handler may have interrupted a thread that holds the

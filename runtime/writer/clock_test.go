@@ -1,0 +1,98 @@
+package writer
+
+import (
+	"math"
+	"testing"
+)
+
+func TestClockIdentity(t *testing.T) {
+	c := NewClock(true)
+	c.Add(5, 99)
+	if got := c.Nanos(123456); got != 123456 {
+		t.Errorf("identity Nanos = %d", got)
+	}
+}
+
+func TestClockInterpolates(t *testing.T) {
+	c := NewClock(false)
+	// 2.5 GHz: 2500 ticks per microsecond.
+	c.Add(1_000_000, 10_000)
+	c.Add(3_500_000, 11_000)
+	c.Add(6_000_000, 12_000)
+	cases := []struct {
+		ticks uint64
+		want  int64
+	}{
+		{1_000_000, 10_000},
+		{2_250_000, 10_500},
+		{3_500_000, 11_000},
+		{4_750_000, 11_500},
+		{6_000_000, 12_000},
+		{8_500_000, 13_000}, // past the last point: last slope
+		{0, 9_600},          // before the first: first slope
+	}
+	for _, tc := range cases {
+		if got := c.Nanos(tc.ticks); got != tc.want {
+			t.Errorf("Nanos(%d) = %d, want %d", tc.ticks, got, tc.want)
+		}
+	}
+}
+
+// Segments with different rates still give a monotonic mapping, and a
+// point added later does not move ticks already inside known segments.
+func TestClockMonotonicAcrossSegments(t *testing.T) {
+	c := NewClock(false)
+	c.Add(0, 0)
+	c.Add(1000, 400)  // slope 0.4
+	c.Add(2000, 1000) // slope 0.6
+	before := c.Nanos(1500)
+	c.Add(3000, 1500)
+	if after := c.Nanos(1500); after != before {
+		t.Errorf("Nanos(1500) moved from %d to %d after a later point", before, after)
+	}
+	prev := int64(math.MinInt64)
+	for tick := uint64(0); tick <= 4000; tick += 7 {
+		n := c.Nanos(tick)
+		if n < prev {
+			t.Fatalf("Nanos(%d) = %d < %d", tick, n, prev)
+		}
+		prev = n
+	}
+}
+
+func TestClockIgnoresBackwardPoints(t *testing.T) {
+	c := NewClock(false)
+	c.Add(100, 100)
+	c.Add(200, 300)
+	c.Add(150, 400) // ticks went back: ignored
+	c.Add(300, 300) // mono did not advance: ignored
+	if c.Points() != 2 {
+		t.Errorf("points = %d, want 2", c.Points())
+	}
+}
+
+// Days of TSC ticks at 3 GHz keep nanosecond precision (128-bit products).
+func TestClockLargeValues(t *testing.T) {
+	c := NewClock(false)
+	const hz = 3_000_000_000
+	base := uint64(1) << 50
+	c.Add(base, 1_000_000_000)
+	c.Add(base+hz, 2_000_000_000)
+	day := uint64(86400) * hz
+	if got, want := c.Nanos(base+day), int64(1_000_000_000+86400*1_000_000_000); got != want {
+		t.Errorf("a day later = %d, want %d", got, want)
+	}
+}
+
+func TestClockBoundsMemory(t *testing.T) {
+	c := NewClock(false)
+	for i := uint64(1); i <= 3*maxPoints; i++ {
+		c.Add(i*1000, int64(i*400))
+	}
+	if c.Points() > maxPoints {
+		t.Errorf("points = %d, over %d", c.Points(), maxPoints)
+	}
+	if got := c.Nanos(3 * maxPoints * 1000); got != 3*maxPoints*400 {
+		t.Errorf("latest point maps to %d", got)
+	}
+}

@@ -1,0 +1,203 @@
+package writer
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// fakeHost plays the C runtime: queued full spans, live partial spans, and
+// definitions, with the same contracts as ot_host_t.
+type fakeHost struct {
+	mu        sync.Mutex
+	full      []Span
+	partial   []Span // returned once each by TakePartial
+	pending   bool   // the first partial has a full predecessor still queued
+	defs      []byte
+	released  []Span
+	ticks     uint64
+	windows   map[int]bool
+	requested uint64
+	done      uint64
+	stopped   bool
+	critical  []string
+}
+
+func (h *fakeHost) Wait(time.Duration) Wake {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.requested > h.done {
+		return WakeFlush
+	}
+	if len(h.full) > 0 {
+		return WakeWork
+	}
+	return WakeTimeout
+}
+
+func (h *fakeHost) TakeFull() (Span, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.full) == 0 {
+		return Span{}, false
+	}
+	s := h.full[0]
+	h.full = h.full[1:]
+	h.pending = false
+	return s, true
+}
+
+func (h *fakeHost) TakePartial(cursor *uint32) (Span, Partial) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if int(*cursor) >= len(h.partial) {
+		return Span{}, PartialDone
+	}
+	if h.pending {
+		return Span{}, PartialDrainFull
+	}
+	s := h.partial[*cursor]
+	*cursor++
+	return s, PartialSpan
+}
+
+func (h *fakeHost) Release(s Span) {
+	h.mu.Lock()
+	h.released = append(h.released, s)
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) TakeDefs(dst []byte, tryOnly bool) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := copy(dst, h.defs)
+	h.defs = h.defs[n:]
+	return n
+}
+
+func (h *fakeHost) SyncPoint() (uint64, int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ticks += 1000
+	return h.ticks, int64(h.ticks)
+}
+
+func (h *fakeHost) Counters() Counters                       { return Counters{} }
+func (h *fakeHost) SignalToggle(uint64) (uint64, bool, bool) { return 0, false, false }
+func (h *fakeHost) WindowSet(w int, open bool)               { h.windows[w] = open }
+func (h *fakeHost) BudgetExhausted()                         {}
+func (h *fakeHost) RequestFlush() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.requested++
+	return h.requested
+}
+func (h *fakeHost) FlushRequested() uint64 { h.mu.Lock(); defer h.mu.Unlock(); return h.requested }
+func (h *fakeHost) FlushDone(seq uint64)   { h.mu.Lock(); h.done = seq; h.mu.Unlock() }
+func (h *fakeHost) FinalRequested() uint64 { return 0 }
+func (h *fakeHost) RearmSignals()          {}
+func (h *fakeHost) StopForGood()           { h.stopped = true }
+func (h *fakeHost) Critical(k trace.Kind, n uint64, msg string) {
+	h.critical = append(h.critical, msg)
+}
+
+type nopOutput struct{}
+
+func (nopOutput) Sync() error  { return nil }
+func (nopOutput) Close() error { return nil }
+
+// A thread's full buffer queued behind its live one is written first, the
+// definitions come before the events that use them, and shutdown closes
+// the trace with final stats.
+func TestLoopOrderAndShutdown(t *testing.T) {
+	h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
+	h.defs = append(rawDef(trace.DefString, "axpy", 1), rawDef(trace.DefKernel, "", 1, 0, 1, 0, 0)...)
+	var full, live []byte
+	for i := uint64(0); i < 3; i++ { // older events, in the queued full buffer
+		full = append(full, rawRecord(20_000+i*10, trace.RunBegin, i+1, 1, 0, 0)...)
+		full = append(full, rawRecord(20_005+i*10, trace.RunEnd, i+1, 0)...)
+	}
+	live = append(live, rawRecord(30_000, trace.Marker, 1)...)
+	h.full = []Span{{Data: full, Thread: 1, Slot: 0, Full: true}}
+	h.partial = []Span{{Data: live, Thread: 1, Slot: 1}}
+	h.pending = true
+
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Start: time.Now()})
+	l.Start()
+	l.Shutdown()
+	if !h.stopped {
+		t.Error("StopForGood was not called")
+	}
+	if len(h.released) != 2 || !h.released[0].Full || h.released[1].Full {
+		t.Errorf("released %d spans: %+v", len(h.released), h.released)
+	}
+
+	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []trace.Kind
+	sawDef := false
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Type {
+		case trace.RecordDef:
+			sawDef = true
+		case trace.RecordEvent:
+			if !sawDef {
+				t.Fatal("an event came before the definitions")
+			}
+			kinds = append(kinds, rec.Event.Kind)
+			if rec.Event.Kind == trace.RunBegin && r.Dict().Kernel(rec.Event.Args[1]).Name != "axpy" {
+				t.Errorf("kernel name %q", r.Dict().Kernel(rec.Event.Args[1]).Name)
+			}
+		}
+	}
+	want := []trace.Kind{trace.RunBegin, trace.RunEnd, trace.RunBegin, trace.RunEnd, trace.RunBegin, trace.RunEnd, trace.Marker}
+	if len(kinds) != len(want) {
+		t.Fatalf("kinds = %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("kinds = %v, want %v", kinds, want)
+		}
+	}
+	if !r.Complete() {
+		t.Error("trace has no final stats")
+	}
+}
+
+// A time window without delay is open from Start, with no Trigger event.
+func TestLoopTimeWindowOpenAtStart(t *testing.T) {
+	h := &fakeHost{windows: map[int]bool{}}
+	var buf bytes.Buffer
+	tw, _ := trace.NewWriter(&buf, &trace.Header{Rank: -1, WorldSize: -1})
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Start: time.Now(),
+		TimeWindows: []TimeWindow{{Index: 2, Duration: time.Hour}, {Index: 3, Delay: time.Hour}}})
+	l.Start()
+	if !h.windows[2] || h.windows[3] {
+		t.Errorf("windows after Start = %v, want 2 open, 3 closed", h.windows)
+	}
+	l.Shutdown()
+	if tw.Stats().Events[trace.Trigger] != 0 {
+		t.Errorf("%d trigger events", tw.Stats().Events[trace.Trigger])
+	}
+}
