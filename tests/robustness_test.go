@@ -352,3 +352,43 @@ func TestOnFullDropCountsLosses(t *testing.T) {
 		t.Errorf("recorded %d + dropped %d does not account for the %d predicted", recorded, dropped, total)
 	}
 }
+
+// A full disk (here: a file size limit, with SIGXFSZ ignored as a shell
+// would) costs events, never the application: it runs to its end, the loss
+// is reported on stderr, and the file stays readable up to its last chunk.
+func TestFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "trace.toml")
+	os.WriteFile(cfg, []byte("[output]\nflush_interval = \"20ms\"\n"), 0o644)
+	script := "trap '' XFSZ; ulimit -f 24; exec " + filepath.Join(buildDir, "tests", "workload") + " -t 2 -s 20000 -w 5"
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the application failed: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "workload: threads=2 steps=20000") {
+		t.Errorf("the application did not run to its end: %q", stdout.String())
+	}
+	got := lines(stderr.String())
+	if len(got) == 0 || !strings.Contains(got[0], "ERR occa-tools: cannot write the trace; events are counted as lost (reason write_error) until writing works again") {
+		t.Errorf("first stderr line = %q", got)
+	}
+	if last := got[len(got)-1]; !strings.Contains(last, "WRN occa-tools: trace written") || !strings.Contains(last, "dropped_write_error=") {
+		t.Errorf("last stderr line = %q, want the loss reported", last)
+	}
+	g := readTrace(t, onlyTrace(t, filepath.Join(dir, "out")))
+	var te *trace.Error
+	if !errors.As(g.err, &te) || !te.Truncated() {
+		t.Fatalf("read error = %v, want the trace cut at a chunk boundary", g.err)
+	}
+	if g.counts[trace.RunBegin] == 0 {
+		t.Errorf("nothing readable before the disk filled")
+	}
+	st, _ := os.Stat(onlyTrace(t, filepath.Join(dir, "out")))
+	if st.Size() > 24*1024 {
+		t.Errorf("file size %d over the limit", st.Size())
+	}
+}

@@ -44,7 +44,7 @@ var (
 	rate      = flag.Float64("rate", 5e6, "throughput: events per second per thread")
 	threads   = flag.Int("threads", 2, "throughput: emitting threads")
 	burst     = flag.Int("burst", 1000, "throughput: events per paced burst")
-	control   = flag.Bool("control", true, "throughput: also run with periodic flushes off (flush_interval = 60s), to attribute drops")
+	control   = flag.Bool("control", true, "throughput: also run with periodic flushes off (flush_interval = 60s), and with an 8 MiB pool, to attribute losses and memory")
 	wThreads  = flag.Int("workload-threads", 2, "size: workload threads (-t)")
 	wSteps    = flag.Int("workload-steps", 20000, "size: workload steps (-s)")
 	keep      = flag.Bool("keep", false, "keep the temporary directory with configs and traces")
@@ -243,6 +243,9 @@ type traceInfo struct {
 	events   uint64 // read back, every kind
 	stats    trace.Stats
 	complete bool
+	// backwards counts begins whose correlation id is not above the previous
+	// begin's on the same thread: records written twice or out of order.
+	backwards uint64
 }
 
 func (t *traceInfo) runEvents() uint64 { return t.kinds[trace.RunBegin] + t.kinds[trace.RunEnd] }
@@ -284,6 +287,7 @@ func readTrace(dir string) (*traceInfo, error) {
 	}
 	defer c.Close()
 	t := &traceInfo{path: files[0], bytes: st.Size()}
+	lastCorr := map[uint32]uint64{}
 	for {
 		e, err := r.ReadEvent()
 		if errors.Is(err, io.EOF) {
@@ -295,6 +299,12 @@ func readTrace(dir string) (*traceInfo, error) {
 		t.events++
 		if int(e.Kind) < len(t.kinds) {
 			t.kinds[e.Kind]++
+		}
+		if sp := e.Kind.Spec(); sp != nil && sp.Begin {
+			if e.Args[0] <= lastCorr[e.Thread] {
+				t.backwards++
+			}
+			lastCorr[e.Thread] = e.Args[0]
 		}
 	}
 	if s := r.Stats(); s != nil {
@@ -609,6 +619,9 @@ func throughputSection() error {
 		if err := traced("throughput-noflush", "flush_interval = \"60s\"\n"); err != nil {
 			return err
 		}
+		if err := traced("throughput-8mib", "flush_interval = \"60s\"\nmemory = \"8MiB\"\n"); err != nil {
+			return err
+		}
 	}
 	ud := math.Min(secs, 2)
 	ur, err := runProg("", args(ud)...)
@@ -623,8 +636,11 @@ func throughputSection() error {
 		ud, uHWM, num(um, "busy_ns_per_event"), uCPUps)
 	for i, x := range runs {
 		label := "default config"
-		if i == 1 {
+		switch i {
+		case 1:
 			label = "control: flush_interval = \"60s\" (no periodic flush while emitting)"
+		case 2:
+			label = "control: flush_interval = \"60s\", memory = \"8MiB\" (the buffers the writer needs at this rate)"
 		}
 		emitted := uint64(num(x.m, "events_emitted"))
 		inTrace := x.t.runEvents()
@@ -632,10 +648,17 @@ func throughputSection() error {
 		fmt.Printf("  %-34s %d (%.2f M/s achieved; %s of %s bursts late)\n", "events emitted", emitted,
 			float64(emitted)/num(x.m, "elapsed_s")/1e6, x.m["late_bursts"], x.m["bursts"])
 		eq := "EQUAL"
-		if inTrace != emitted {
-			eq = fmt.Sprintf("NOT EQUAL: %d missing", int64(emitted)-int64(inTrace))
+		if inTrace < emitted {
+			eq = fmt.Sprintf("NOT EQUAL: %d missing", emitted-inTrace)
+		} else if inTrace > emitted {
+			eq = fmt.Sprintf("NOT EQUAL: %d extra", inTrace-emitted)
 		}
 		fmt.Printf("  %-34s %d (%s), trace complete=%v\n", "run events in the trace", inTrace, eq, x.t.complete)
+		order := "ok"
+		if x.t.backwards > 0 {
+			order = "FAIL: records written twice or out of order"
+		}
+		fmt.Printf("  %-34s %d  %s\n", "begins whose id does not increase", x.t.backwards, order)
 		dropOK := "ok"
 		if x.t.dropped() != 0 {
 			dropOK = "FAIL (must be 0)"
@@ -659,7 +682,7 @@ func throughputSection() error {
 			"where time goes", num(x.m, "busy_ns_per_event"), num(um, "busy_ns_per_event"), toolCPU,
 			hot, toolCPU-hot, (toolCPU-hot)*1e9/float64(emitted))
 		if i == 0 {
-			if inTrace != emitted || x.t.dropped() != 0 {
+			if inTrace != emitted || x.t.dropped() != 0 || x.t.backwards != 0 {
 				missed = append(missed, fmt.Sprintf("throughput: %d of %d events in the trace, %d dropped", inTrace, emitted, x.t.dropped()))
 			}
 			if toolMiB > *budgetMiB {
