@@ -26,7 +26,8 @@
  * Output, one line per measured series, ns per event of each repetition:
  *   series <name> <ns> <ns> ...
  * "case" and "floor" are the thread's CPU time per event (what the events
- * cost the application thread), "case_wall" and "floor_wall" wall time.
+ * cost the application thread), "case_wall" and "floor_wall" wall time;
+ * "floor_pool" is the floor writing into a 64 MiB ring (the pool's size).
  * plus "info key=value" lines.
  */
 #define _GNU_SOURCE
@@ -113,9 +114,13 @@ static void __attribute__((noinline)) loop_lib(long pairs) {
 
 typedef struct floor_buf {
   uint8_t *data;
-  uint32_t pos;
+  uint32_t pos, mask;
 } floor_buf;
-enum { FLOOR_CAP = 1u << 20 }; /* the default buffer_size */
+/* Two buffers: the default buffer_size (1 MiB, stays in cache), and the
+ * default output.memory (64 MiB, the pool's footprint: its lines are mostly
+ * not in cache when written again, as the pool's buffers may not be). */
+enum { FLOOR_CAP = 1u << 20, FLOOR_POOL_CAP = 1u << 26 };
+static floor_buf floor_small, floor_pool;
 static __thread __attribute__((tls_model("initial-exec"))) floor_buf *floor_tls;
 
 static inline uint64_t ticks(void) {
@@ -136,12 +141,14 @@ static inline uint64_t ticks(void) {
 
 /* One event: a call (the library's events are calls too), the clock, a
  * 16-byte record in the thread's buffer, wrapping at its end. */
-static void floor_init(void) {
-  if (floor_tls)
-    return;
-  floor_tls = calloc(1, sizeof *floor_tls);
-  floor_tls->data = malloc(FLOOR_CAP);
-  memset(floor_tls->data, 0, FLOOR_CAP); /* touched: no page faults when timed */
+static void floor_alloc(floor_buf *b, uint32_t cap) {
+  b->data = malloc(cap);
+  if (!b->data) {
+    perror("eventcost: malloc");
+    exit(2);
+  }
+  memset(b->data, 0, cap); /* touched: no page faults when timed */
+  b->mask = cap - 1u;
 }
 
 static void __attribute__((noinline)) floor_event(unsigned kind) {
@@ -149,7 +156,7 @@ static void __attribute__((noinline)) floor_event(unsigned kind) {
   uint64_t *r = (uint64_t *)(void *)(b->data + b->pos);
   r[0] = ticks();
   r[1] = kind;
-  b->pos = (b->pos + 16u) & (FLOOR_CAP - 1u);
+  b->pos = (b->pos + 16u) & b->mask;
 }
 
 static void __attribute__((noinline)) loop_floor(long pairs) {
@@ -184,22 +191,20 @@ typedef struct timing {
 
 typedef struct rep_arg {
   loop_fn f;
-  timing t, floor_t;
+  timing t, floor_t, floor_pool_t;
 } rep_arg;
 
 static timing timed(loop_fn f);
-static void floor_init(void);
 static void loop_floor(long pairs);
 
 static void *rep_thread(void *p) {
   rep_arg *a = p;
   pin();
   if (with_floor) { /* first, while the writer is idle */
-    floor_init();
+    floor_tls = &floor_small;
     a->floor_t = timed(loop_floor);
-    free(floor_tls->data);
-    free(floor_tls);
-    floor_tls = NULL;
+    floor_tls = &floor_pool;
+    a->floor_pool_t = timed(loop_floor);
   }
   a->t = timed(a->f);
   return NULL;
@@ -324,6 +329,11 @@ int main(int argc, char **argv) {
   }
   double *v = calloc((size_t)reps, sizeof *v), *fv = calloc((size_t)reps, sizeof *fv);
   double *vw = calloc((size_t)reps, sizeof *vw), *fvw = calloc((size_t)reps, sizeof *fvw);
+  double *pv = calloc((size_t)reps, sizeof *pv);
+  if (with_floor) {
+    floor_alloc(&floor_small, FLOOR_CAP);
+    floor_alloc(&floor_pool, FLOOR_POOL_CAP);
+  }
   for (long r = 0; r < warmup + reps; r++) {
     rep_arg a = {.f = f};
     pthread_t th;
@@ -341,6 +351,7 @@ int main(int argc, char **argv) {
       vw[r - warmup] = a.t.wall;
       fv[r - warmup] = a.floor_t.cpu;
       fvw[r - warmup] = a.floor_t.wall;
+      pv[r - warmup] = a.floor_pool_t.cpu;
     }
   }
   printf("info events_per_rep=%ld reps=%ld warmup=%ld\n", events, reps, warmup);
@@ -350,6 +361,7 @@ int main(int argc, char **argv) {
   if (with_floor) {
     series("floor", fv, reps);
     series("floor_wall", fvw, reps);
+    series("floor_pool", pv, reps);
   }
   fflush(stdout);
   return 0;
