@@ -59,7 +59,7 @@ test: all test-programs check-header
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test -race -count=1 ./...
-	$(MAKE) tsan
+	$(MAKE) tsan bench-repro
 
 # The public header must compile as strict C99 and as C++.
 check-header:

@@ -121,7 +121,7 @@ static ot_buf *acquire(ot_thread *t) {
     ot_buf *b = &pool[(start + i) % pool_len];
     uint32_t want = OT_BUF_FREE;
     if (atomic_load_explicit(&b->state, memory_order_relaxed) != OT_BUF_FREE ||
-        !atomic_compare_exchange_strong_explicit(&b->state, &want, OT_BUF_OWNED,
+        !atomic_compare_exchange_strong_explicit(&b->state, &want, OT_BUF_CLAIMED,
                                                  memory_order_acquire, memory_order_relaxed))
       continue;
     if (!b->data) {
@@ -138,6 +138,7 @@ static ot_buf *acquire(ot_thread *t) {
     b->pred_slot = t->last_slot;
     b->pred_seq = t->buf_seq - 1;
     atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->state, OT_BUF_OWNED, memory_order_release);
     return b;
   }
   return NULL;
@@ -219,8 +220,10 @@ int ot_host_take_full(ot_span_t *out) {
     return 0;
   full_fifo = atomic_load_explicit(&b->next, memory_order_relaxed);
   uint32_t end = atomic_load_explicit(&b->committed, memory_order_acquire);
+  b->taken = 1;
   out->data = b->data + b->flushed;
   out->len = end - b->flushed;
+  b->flushed = end;
   out->thread = b->thread;
   out->slot = b->slot;
   out->full = 1;
@@ -229,15 +232,19 @@ int ot_host_take_full(ot_span_t *out) {
 
 /* 2 means: a full buffer of this thread is still queued; drain take_full
  * first and call again with the same cursor, so a thread's events stay in
- * order. */
+ * order. A span's bytes count as taken at once (flushed moves here, not at
+ * release), so a buffer taken partly and then full in one writer cycle
+ * yields each record once. */
 int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
   for (; *cursor < pool_len; (*cursor)++) {
     ot_buf *b = &pool[*cursor];
     if (atomic_load_explicit(&b->state, memory_order_acquire) != OT_BUF_OWNED)
       continue;
     if (b->pred_slot != UINT32_MAX) {
+      /* Queued and not yet popped: only take_full clears that. A FULL
+       * buffer's fields were written before its hand-over (release). */
       ot_buf *p = &pool[b->pred_slot];
-      if (atomic_load_explicit(&p->state, memory_order_acquire) == OT_BUF_FULL &&
+      if (atomic_load_explicit(&p->state, memory_order_acquire) == OT_BUF_FULL && !p->taken &&
           p->thread == b->thread && p->seq == b->pred_seq)
         return 2;
     }
@@ -246,6 +253,7 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
       continue;
     out->data = b->data + b->flushed;
     out->len = end - b->flushed;
+    b->flushed = end;
     out->thread = b->thread;
     out->slot = b->slot;
     out->full = 0;
@@ -257,10 +265,10 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
 
 void ot_host_release(const ot_span_t *span) {
   ot_buf *b = &pool[span->slot];
-  b->flushed += (uint32_t)span->len;
   if (!span->full)
     return;
   b->flushed = 0;
+  b->taken = 0;
   b->pred_slot = UINT32_MAX;
   atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
   atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);

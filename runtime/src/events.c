@@ -107,7 +107,7 @@ void occa_tools_memory_alloc_begin(occa_tools_call_t *call, occa_tools_data_t *d
     return;
   uint64_t rec = 0;
   if (want(t, OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN, atomic_load(&m->selected))) {
-    uint64_t args[4] = {0, ot_obj_id(d), bytes, ot_str_id(m->tag)};
+    uint64_t args[4] = {0, ot_obj_id(d), bytes, ot_str_id(atomic_load(&m->tag))};
     call->correlation_id = begin(t, OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN, 4, args);
     rec = call->correlation_id != 0;
   }

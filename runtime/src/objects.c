@@ -178,7 +178,7 @@ static int memory_decide(const ot_obj *m) {
     return 0;
   if (ot_cfg.mem_max_bytes && m->bytes > ot_cfg.mem_max_bytes)
     return 0;
-  ot_str *tag = m->tag;
+  ot_str *tag = atomic_load(&m->tag);
   if (!tag)
     return !ot_core.memory_tag_selected || ot_core.memory_tag_selected("");
   int32_t sel = atomic_load_explicit(&tag->memtag_selected, memory_order_relaxed);
@@ -195,7 +195,7 @@ ot_obj *ot_memory_new(ot_obj *device, uint64_t bytes, const char *tag) {
     return NULL;
   m->device = device;
   m->bytes = bytes;
-  m->tag = ot_intern(tag);
+  atomic_init(&m->tag, ot_intern(tag));
   atomic_store(&m->selected, (uint8_t)memory_decide(m));
   return m;
 }
@@ -207,7 +207,7 @@ void ot_memory_define(ot_obj *m) {
   if (!m || !atomic_compare_exchange_strong(&m->defined, &was, 1))
     return;
   uint64_t args[5] = {m->id, ot_obj_id(m->device), m->bytes, (uint64_t)m->address,
-                      ot_str_id(m->tag)};
+                      ot_str_id(atomic_load(&m->tag))};
   ot_def(OT_DEF_MEMORY, 5, args, NULL, 0);
 }
 
@@ -266,7 +266,7 @@ int ot_memory_tag(const void *address, const char *tag) {
   pthread_mutex_lock(&addr_mu[b % ADDR_LOCKS]);
   for (ot_obj *m = addr_map[b]; m; m = m->hnext) {
     if (m->address == (uintptr_t)address) {
-      m->tag = s;
+      atomic_store(&m->tag, s);
       atomic_store(&m->selected, (uint8_t)memory_decide(m));
       found = 0;
       if (atomic_load(&m->defined)) { /* tell the trace about the new tag */

@@ -79,12 +79,16 @@ static inline uint64_t ot_ticks(void) {
 }
 
 /* ---- Buffers and threads ------------------------------------------------- */
-enum { OT_BUF_FREE = 0, OT_BUF_OWNED = 1, OT_BUF_FULL = 2 };
+/* CLAIMED is a thread filling in the fields of a buffer it just took; it
+ * publishes them with the release store of OWNED, so the writer, which
+ * acts only on OWNED and FULL, reads them complete. */
+enum { OT_BUF_FREE = 0, OT_BUF_OWNED = 1, OT_BUF_FULL = 2, OT_BUF_CLAIMED = 3 };
 
 typedef struct ot_buf {
   uint8_t *data;
   _Atomic uint32_t committed; /* bytes of complete records (owner stores) */
   uint32_t flushed;           /* bytes the writer has taken (writer only) */
+  uint32_t taken;             /* 1 once take_full popped it (writer only) */
   _Atomic uint32_t state;
   uint32_t thread;            /* owner's thread index */
   uint32_t seq;               /* owner's buffer number, 1-based */
@@ -191,7 +195,7 @@ typedef struct ot_obj {
   struct ot_obj *device;
   ot_str *name;  /* device mode, kernel name */
   ot_str *props; /* device or build properties */
-  ot_str *tag;   /* memory */
+  ot_str *_Atomic tag; /* memory; occa_tools_tag_memory may change it */
   int64_t index; /* device index */
   uint64_t bytes;
   uintptr_t address;
