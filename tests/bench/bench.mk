@@ -7,7 +7,8 @@
 #                     writer's side played by a C consumer, exact counts; exit
 #                     status != 0 on a race (TSan exit code 66) or a wrong count.
 #                     TSAN_KNOWN=1 suppresses the races listed in
-#                     tests/bench/tsan-known-races.supp (found, not yet fixed)
+#                     tests/bench/tsan-known-races.supp and tolerates the late
+#                     memory definition (bugs found, not yet fixed: README)
 #   make bench-repro  reproduces the take_partial livelock / duplicate records
 #                     of the writer hand-over (exit status 1 while present)
 BENCH_DIR    = $(BUILD)/tests/bench
@@ -54,6 +55,7 @@ TSAN_OPS   ?= 20000
 TSAN_SEEDS ?= 1 2
 TSAN_KNOWN ?=
 TSAN_SUPP   = $(if $(TSAN_KNOWN), suppressions=$(CURDIR)/tests/bench/tsan-known-races.supp)
+TSAN_FLAGS  = $(if $(TSAN_KNOWN), --tolerate-known)
 
 $(BENCH_DIR)/tsan_driver: tests/bench/tsan_driver.c $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(@D)
@@ -64,7 +66,7 @@ tsan: $(BENCH_DIR)/tsan_driver
 	@set -e; for mode in wait drop; do for seed in $(TSAN_SEEDS); do \
 	  echo "tsan: --mode $$mode --threads 32 --ops $(TSAN_OPS) --seed $$seed"; \
 	  env -u OCCA_TOOLS_CONFIG TSAN_OPTIONS="halt_on_error=1 exitcode=66$(TSAN_SUPP)" \
-	    $(BENCH_DIR)/tsan_driver --mode $$mode --threads 32 --ops $(TSAN_OPS) --seed $$seed; \
+	    $(BENCH_DIR)/tsan_driver --mode $$mode --threads 32 --ops $(TSAN_OPS) --seed $$seed $(TSAN_FLAGS); \
 	done; done
 
 # ---- Reproduction of the writer hand-over bugs (README, "Bugs found") --------

@@ -33,7 +33,9 @@
  * up with one object each.
  *
  * Usage: tsan_driver [--mode wait|drop] [--threads T] [--ops N] [--seed S]
- *                    [--no-cross-tag]
+ *                    [--no-cross-tag] [--tolerate-known]
+ * --tolerate-known counts, instead of failing on, the known bug that a copy
+ * may reach the writer before its memory object's definition.
  * Exit status 0 when every check passes, 1 otherwise (TSan's own exit code
  * when it reports, with TSAN_OPTIONS=exitcode=66).
  */
@@ -394,12 +396,32 @@ static void note_id(uint64_t *set, int *n, int cap, uint64_t id) {
     fail("more than %d distinct ids where %d slots were shared", cap, cap);
 }
 
+static int tolerate_known;
+static uint64_t known_late_memory_defs;
+
+static int is_defined(unsigned def_kind, uint64_t id) {
+  return id < ID_BITS && (defined_ids[def_kind - 64][id / 8] & (1u << (id % 8)));
+}
+
 static void need_def(unsigned def_kind, uint64_t id, const char *what, unsigned kind) {
-  if (id == 0)
+  if (id == 0 || is_defined(def_kind, id))
     return;
-  if (id >= ID_BITS || !(defined_ids[def_kind - 64][id / 8] & (1u << (id % 8))))
-    fail("%s id %llu used by a kind-%u record before its definition", what,
-         (unsigned long long)id, kind);
+  fail("%s id %llu used by a kind-%u record before its definition", what, (unsigned long long)id,
+       kind);
+}
+
+/* A memory object that a copy refers to. Known bug (README, "Bugs found"):
+ * ot_memory_define sets m->defined before it queues the definition, so
+ * another thread's copy can reach the writer first. --tolerate-known counts
+ * these instead of failing. */
+static void need_memory_def(uint64_t id, unsigned kind) {
+  if (id == 0 || is_defined(OT_DEF_MEMORY, id))
+    return;
+  if (tolerate_known) {
+    known_late_memory_defs++;
+    return;
+  }
+  need_def(OT_DEF_MEMORY, id, "memory", kind);
 }
 
 static uint8_t defbuf[1 << 20];
@@ -511,8 +533,8 @@ static void decode(const ot_span_t *s) {
       need_def(OT_DEF_STREAM, a[1], "stream", kind);
       break;
     case OCCA_TOOLS_EVENT_COPY_BEGIN:
-      need_def(OT_DEF_MEMORY, a[2], "memory", kind);
-      need_def(OT_DEF_MEMORY, a[3], "memory", kind);
+      need_memory_def(a[2], kind);
+      need_memory_def(a[3], kind);
       need_def(OT_DEF_STREAM, a[5], "stream", kind);
       break;
     case OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN:
@@ -674,8 +696,10 @@ int main(int argc, char **argv) {
       seed = strtoull(argv[++i], NULL, 0);
     } else if (!strcmp(argv[i], "--no-cross-tag")) {
       cross_tag = 0;
+    } else if (!strcmp(argv[i], "--tolerate-known")) {
+      tolerate_known = 1;
     } else {
-      fprintf(stderr, "usage: tsan_driver [--mode wait|drop] [--threads T] [--ops N] [--seed S] [--no-cross-tag]\n");
+      fprintf(stderr, "usage: tsan_driver [--mode wait|drop] [--threads T] [--ops N] [--seed S] [--no-cross-tag] [--tolerate-known]\n");
       return 2;
     }
   }
@@ -805,6 +829,10 @@ int main(int argc, char **argv) {
          (unsigned long long)defs_seen[0], (unsigned long long)defs_seen[1],
          (unsigned long long)defs_seen[2], (unsigned long long)defs_seen[4],
          (unsigned long long)defs_seen[5], (unsigned long long)defs_seen[6]);
+  if (known_late_memory_defs)
+    printf("tsan_driver: known bug tolerated: %llu copy records used a memory id before its "
+           "definition (ot_memory_define)\n",
+           (unsigned long long)known_late_memory_defs);
   /* No final flush through a core: stop before the library destructor runs. */
   atomic_store(&ot_state, OT_STATE_INACTIVE);
   if (failures) {
