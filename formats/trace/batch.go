@@ -19,6 +19,7 @@ const prefixRoom = 30
 // time of its last event so that the thread's next batch stays in order.
 // A Batch must not be used by two goroutines at once.
 type Batch struct {
+	tab     *kindTab // the writer's kind table
 	thread  uint32
 	raw     []byte // prefixRoom bytes, then the encoded events
 	n       int    // events in the batch
@@ -26,8 +27,8 @@ type Batch struct {
 	last    int64  // time of the last event added (or the floor for the next)
 	corr    uint64 // previous correlation id in the batch
 	clamped uint64
-	prev    [numEventKinds][MaxArgs]uint64 // previous arguments per kind (S flag)
-	counts  [numEventKinds]uint32
+	prev    [maxEventKind + 1][MaxArgs]uint64 // previous arguments per kind (S flag)
+	counts  [maxEventKind + 1]uint32
 	chunk   []byte // the encoded chunk, valid when encoded
 	encoded bool
 }
@@ -35,7 +36,7 @@ type Batch struct {
 // NewBatch returns an empty batch for thread whose events may not be earlier
 // than floor. Writer.Batch is the usual way to get one.
 func NewBatch(thread uint32, floor int64) *Batch {
-	b := &Batch{thread: thread, raw: make([]byte, prefixRoom, 64<<10)}
+	b := &Batch{tab: compiledTab, thread: thread, raw: make([]byte, prefixRoom, 64<<10)}
 	b.last = max(floor, 0)
 	return b
 }
@@ -56,8 +57,8 @@ func (b *Batch) Reset() {
 	b.n = 0
 	b.corr = 0
 	b.clamped = 0
-	b.prev = [numEventKinds][MaxArgs]uint64{}
-	b.counts = [numEventKinds]uint32{}
+	b.prev = [maxEventKind + 1][MaxArgs]uint64{}
+	b.counts = [maxEventKind + 1]uint32{}
 	b.encoded = false
 }
 
@@ -65,21 +66,22 @@ func (b *Batch) Reset() {
 // kind's arguments in kinds.go order. A time earlier than the previous
 // event's is raised to it and counted in Stats.Clamped.
 func (b *Batch) Add(k Kind, t int64, args ...uint64) error {
-	if !isEventKind(k) {
+	if k > maxEventKind || !b.tab[k].valid {
 		return fmt.Errorf("trace: Batch.Add: %v is not a timed event kind", k)
 	}
-	if len(args) != int(kindTab[k].n) {
-		return fmt.Errorf("trace: Batch.Add: %v takes %d arguments, got %d", k, kindTab[k].n, len(args))
+	if len(args) != int(b.tab[k].n) {
+		return fmt.Errorf("trace: Batch.Add: %v takes %d arguments, got %d", k, b.tab[k].n, len(args))
 	}
 	return b.add(k, t, args)
 }
 
-// AddEvent appends e; e.Thread is ignored (the batch has its thread).
+// AddEvent appends e; e.Thread is ignored (the batch has its thread), and so
+// are the Args past the kind's.
 func (b *Batch) AddEvent(e *Event) error {
-	if !isEventKind(e.Kind) {
+	if e.Kind > maxEventKind || !b.tab[e.Kind].valid {
 		return fmt.Errorf("trace: Batch.AddEvent: %v is not a timed event kind", e.Kind)
 	}
-	return b.add(e.Kind, e.Time, e.Args[:kindTab[e.Kind].n])
+	return b.add(e.Kind, e.Time, e.Args[:b.tab[e.Kind].n])
 }
 
 // add encodes one event (FORMAT.md §5); k is valid and args has its length.
@@ -111,7 +113,7 @@ func (b *Batch) add(k Kind, t int64, args []uint64) error {
 		copy(nb, b.raw)
 		b.raw = nb
 	}
-	ki := &kindTab[k]
+	ki := &b.tab[k]
 	prev := &b.prev[k]
 	same := ki.hasRef
 	for j, v := range args {

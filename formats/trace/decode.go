@@ -19,10 +19,10 @@ func (r *Reader) decodeEvent(e *Event) error {
 	}
 	head := raw[i]
 	k := Kind(head & kindMask)
-	if !isEventKind(k) {
-		return fmt.Errorf("event %d: unknown event kind %d (this reader knows kinds 1..%d)", idx, k, numEventKinds-1)
+	ki := &r.kinds[k]
+	if !ki.valid { // kind 0 is never valid
+		return fmt.Errorf("event %d: unknown event kind %d (the file's kind table has no such timed kind)", idx, k)
 	}
-	ki := &kindTab[k]
 	if head&flagS != 0 && !ki.hasRef || head&flagC != 0 && ki.corr < 0 {
 		return fmt.Errorf("event %d (%v): flags %#02x do not apply to this kind", idx, k, head&^kindMask)
 	}
@@ -38,7 +38,7 @@ func (r *Reader) decodeEvent(e *Event) error {
 	e.Args = [MaxArgs]uint64{}
 	same := head&flagS != 0
 	prev := &r.prev[k]
-	for j := 0; j < int(ki.n); j++ {
+	for j := 0; j < int(ki.keep); j++ {
 		var v uint64
 		switch ki.types[j] {
 		case ArgCorr:
@@ -73,6 +73,12 @@ func (r *Reader) decodeEvent(e *Event) error {
 		}
 		e.Args[j] = v
 	}
+	if ki.n > ki.keep {
+		var err error
+		if i, err = r.skipArgs(raw, i, ki, head); err != nil {
+			return fmt.Errorf("event %d (%v): %w", idx, k, err)
+		}
+	}
 	if !same {
 		*prev = e.Args
 	}
@@ -80,6 +86,33 @@ func (r *Reader) decodeEvent(e *Event) error {
 	r.p = i
 	r.left--
 	return nil
+}
+
+// skipArgs decodes and drops the arguments past MaxArgs of an event whose
+// kind the file's table gives more (FORMAT.md §4). A correlation id among
+// them still moves the batch's previous one.
+func (r *Reader) skipArgs(raw []byte, i int, ki *kindInfo, head byte) (int, error) {
+	for j := int(ki.keep); j < int(ki.n); j++ {
+		typ := ki.types[j]
+		if typ == ArgCorr && head&flagC != 0 {
+			if ki.begin {
+				r.corr++
+			}
+			continue
+		}
+		if typ != ArgCorr && typ != ArgTime && head&flagS != 0 {
+			continue
+		}
+		v, next, ok := uvarint(raw, i)
+		if !ok {
+			return i, fmt.Errorf("argument %d: %w", j, errVarint)
+		}
+		if typ == ArgCorr {
+			r.corr += uint64(unzigzag(v))
+		}
+		i = next
+	}
+	return i, nil
 }
 
 // decodeDef decodes the next def of the current defs chunk (FORMAT.md §6).
@@ -92,10 +125,10 @@ func (r *Reader) decodeDef(d *Def) error {
 	}
 	k := Kind(raw[i])
 	i++
-	if !k.IsDef() {
-		return fmt.Errorf("def %d: unknown definition kind %d", idx, k)
+	ki := &r.kinds[k]
+	if k <= maxEventKind || !ki.valid {
+		return fmt.Errorf("def %d: unknown definition kind %d (the file's kind table has no such definition kind)", idx, k)
 	}
-	ki := &kindTab[k]
 	*d = Def{Kind: k}
 	for j := 0; j < int(ki.n); j++ {
 		v, next, ok := uvarint(raw, i)
@@ -105,9 +138,12 @@ func (r *Reader) decodeDef(d *Def) error {
 		if ki.types[j] == ArgInt {
 			v = uint64(unzigzag(v))
 		}
-		d.Args[j], i = v, next
+		if j < MaxArgs {
+			d.Args[j] = v // the rest are dropped (FORMAT.md §4)
+		}
+		i = next
 	}
-	if k == DefString {
+	if ki.text {
 		n, next, ok := uvarint(raw, i)
 		switch {
 		case !ok:

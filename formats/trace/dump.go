@@ -77,10 +77,19 @@ func HeaderLines(h *Header) []string {
 	for _, f := range h.Unknown {
 		lines = append(lines, "header field"+u(f.Tag)+"="+q(string(f.Value)))
 	}
+	// The kind table only where it differs from kinds.go: kinds and
+	// arguments from a newer writer (FORMAT.md §4).
+	for i := range h.Kinds {
+		if !sameAsCompiled(&h.Kinds[i]) {
+			lines = append(lines, kindLine(&h.Kinds[i]))
+		}
+	}
 	return lines
 }
 
 // AppendRecord appends the text form of rec (no newline), resolving ids with d.
+// Arguments are named as h's kind table names them; a kind this package does
+// not know reads "kind(N)".
 func AppendRecord(b []byte, h *Header, d *Dict, rec *Record) []byte {
 	switch rec.Type {
 	case RecordEvent:
@@ -94,7 +103,7 @@ func AppendRecord(b []byte, h *Header, d *Dict, rec *Record) []byte {
 	case RecordDef:
 		b = append(b, rec.Def.Kind.String()...)
 		b = appendArgs(b, h, d, rec.Def.Kind, &rec.Def.Args, 0)
-		if rec.Def.Kind == DefString {
+		if text := h.KindDesc(rec.Def.Kind); text != nil && text.Text || text == nil && rec.Def.Kind == DefString {
 			b = append(b, ' ')
 			b = strconv.AppendQuote(b, rec.Def.Text)
 		}
@@ -166,10 +175,16 @@ func appendSeconds(b []byte, ns int64) []byte {
 	return append(b, tmp[:]...)
 }
 
-// appendArgs appends " name=value" for each argument of kind k.
+// appendArgs appends " name=value" for each argument of kind k that args
+// holds, as h's kind table has them (kinds.go's when h has no table).
 func appendArgs(b []byte, h *Header, d *Dict, k Kind, args *[MaxArgs]uint64, t int64) []byte {
-	s := k.Spec()
-	for j, a := range s.Args {
+	var list []Arg
+	if kd := h.KindDesc(k); kd != nil {
+		list = kd.Args
+	} else if s := k.Spec(); s != nil {
+		list = s.Args
+	}
+	for j, a := range list[:min(len(list), MaxArgs)] {
 		v := args[j]
 		b = append(b, ' ')
 		b = append(b, a.Name...)
@@ -182,7 +197,7 @@ func appendArgs(b []byte, h *Header, d *Dict, k Kind, args *[MaxArgs]uint64, t i
 			switch {
 			case v == 0:
 				b = append(b, '0')
-			case k == DeviceTime && a.Name == "end" && args[j-1] == 0:
+			case k == DeviceTime && a.Name == "end" && j > 0 && args[j-1] == 0:
 				// A source that knows only the duration sends start 0 and
 				// end = duration (occa_tools.h).
 				b = strconv.AppendUint(b, v, 10)
@@ -244,13 +259,9 @@ func enumName(k Kind, arg string, v uint64) string {
 	case k == Dropped && arg == "reason":
 		return DropReasonName(v)
 	case k == Trigger && arg == "action":
-		if v >= 1 && v <= 5 {
-			return [...]string{"open", "close", "pause", "resume", "budget"}[v-1]
-		}
+		return TriggerActionName(v)
 	case k == Trigger && arg == "cause":
-		if v >= 1 && v <= 6 {
-			return [...]string{"launch", "region", "time", "api", "signal", "budget"}[v-1]
-		}
+		return TriggerCauseName(v)
 	}
 	return ""
 }

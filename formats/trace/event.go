@@ -2,11 +2,19 @@ package trace
 
 // Event is one timed event (kinds 1..63) as the reader returns it and
 // Batch.AddEvent takes it.
+//
+// The reader decodes with the file's kind table (FORMAT.md §4), so it also
+// returns events that a newer writer added: an event whose Kind.Spec() is nil
+// is of a kind this package does not know. Its Args are as the file's table
+// describes them (Header.KindDesc), and consumers should skip it. Likewise a
+// newer writer may have appended arguments to a known kind: the reader keeps
+// them in Args after the kinds.go ones, up to MaxArgs, and drops the rest.
 type Event struct {
 	Kind   Kind
 	Thread uint32 // thread index (see DefThread)
 	Time   int64  // CLOCK_MONOTONIC ns (FORMAT.md §2, the epoch)
-	// Args holds the kind's arguments in kinds.go order; unused slots are 0.
+	// Args holds the kind's arguments in kinds.go order, then any the file's
+	// kind table appends; unused slots are 0.
 	Args [MaxArgs]uint64
 }
 
@@ -25,13 +33,17 @@ func (e *Event) Arg(name string) (uint64, bool) {
 
 // Corr returns the event's correlation id, and false when its kind has none.
 func (e *Event) Corr() (uint64, bool) {
-	if int(e.Kind) < len(kindTab) && kindTab[e.Kind].corr >= 0 {
-		return e.Args[kindTab[e.Kind].corr], true
+	if e.Kind.Spec() != nil {
+		if c := compiledTab[e.Kind].corr; c >= 0 {
+			return e.Args[c], true
+		}
 	}
 	return 0, false
 }
 
-// Def is one definition record (kinds 64 and up).
+// Def is one definition record (kinds 64 and up). As with events, a def of a
+// kind this package does not know (Kind.Spec() == nil) comes from a newer
+// writer: Dict ignores it, and so should other consumers.
 type Def struct {
 	Kind Kind
 	Args [MaxArgs]uint64
@@ -123,41 +135,3 @@ type Record struct {
 	Clock []ClockSync
 	Stats *Stats
 }
-
-// kindInfo is kinds.go's Spec flattened for the encoder and decoder loops.
-type kindInfo struct {
-	valid  bool
-	n      int8 // number of arguments
-	corr   int8 // index of the ArgCorr argument, -1 when none
-	begin  bool // enter half of a pair: its C flag means prev+1 (FORMAT.md §5)
-	hasRef bool // has arguments covered by the S flag
-	types  [MaxArgs]ArgType
-}
-
-var kindTab = func() (t [numDefKinds]kindInfo) {
-	for k := range t {
-		s := Kind(k).Spec()
-		if s == nil {
-			continue
-		}
-		ki := &t[k]
-		ki.valid = true
-		ki.n = int8(len(s.Args))
-		ki.corr = -1
-		ki.begin = s.Begin
-		for i, a := range s.Args {
-			ki.types[i] = a.Type
-			switch a.Type {
-			case ArgCorr:
-				ki.corr = int8(i)
-			case ArgTime:
-			default:
-				ki.hasRef = true
-			}
-		}
-	}
-	return t
-}()
-
-// isEventKind reports whether k is a known timed event kind.
-func isEventKind(k Kind) bool { return k > 0 && k < numEventKinds }

@@ -41,6 +41,11 @@ type Header struct {
 	BufferCount uint64 // buffers in the pool
 	MemoryLimit uint64 // byte limit of the pool
 
+	// Kinds is the file's kind table (FORMAT.md §4): how each kind's events
+	// or defs are encoded. The reader fills it; the writer ignores it and
+	// writes KindTable().
+	Kinds []KindDesc
+
 	// Unknown holds fields this version does not know, in file order, so a
 	// converter can carry them over.
 	Unknown []HeaderField
@@ -75,13 +80,15 @@ const (
 	tagBufferSize
 	tagBufferCount
 	tagMemoryLimit
+	tagKinds
 )
 
 // WallTime converts a trace time to unix ns.
 func (h *Header) WallTime(t int64) int64 { return t - h.MonoStart + h.WallStart }
 
-// appendBody appends the header fields (FORMAT.md §2).
-func (h *Header) appendBody(b []byte) []byte {
+// appendBody appends the header fields (FORMAT.md §2), with kinds as the
+// kind table.
+func (h *Header) appendBody(b []byte, kinds []KindDesc) []byte {
 	field := func(tag uint64, v []byte) {
 		b = appendUvarint(b, tag)
 		b = appendUvarint(b, uint64(len(v)))
@@ -123,15 +130,18 @@ func (h *Header) appendBody(b []byte) []byte {
 	putUint(tagBufferSize, h.BufferSize)
 	putUint(tagBufferCount, h.BufferCount)
 	putUint(tagMemoryLimit, h.MemoryLimit)
+	field(tagKinds, appendKindTable(nil, kinds))
 	for _, f := range h.Unknown {
 		field(f.Tag, f.Value)
 	}
 	return b
 }
 
-// parseBody fills h from the header fields. The error names the field.
+// parseBody fills h from the header fields. The error names the field. The
+// kind table is required.
 func (h *Header) parseBody(b []byte) error {
 	h.Rank, h.WorldSize = -1, -1
+	kinds := false
 	for i := 0; i < len(b); {
 		tag, j, ok := uvarint(b, i)
 		if !ok {
@@ -146,6 +156,10 @@ func (h *Header) parseBody(b []byte) error {
 		if err := h.setField(tag, v); err != nil {
 			return fmt.Errorf("header field %s: %v", fieldName(tag), err)
 		}
+		kinds = kinds || tag == tagKinds
+	}
+	if !kinds {
+		return errors.New("the header has no kind table (field kinds): the file was not written by a format 1.0 writer")
 	}
 	return nil
 }
@@ -216,6 +230,8 @@ func (h *Header) setField(tag uint64, v []byte) error {
 		h.BufferCount, err = getUint()
 	case tagMemoryLimit:
 		h.MemoryLimit, err = getUint()
+	case tagKinds:
+		h.Kinds, err = parseKindTable(v)
 	default:
 		h.Unknown = append(h.Unknown, HeaderField{tag, append([]byte(nil), v...)})
 	}
@@ -249,6 +265,7 @@ var fieldNames = [...]string{
 	tagExecutable: "executable", tagCmdline: "cmdline", tagToolVersion: "tool_version",
 	tagABIVersion: "abi_version", tagConfigPath: "config_path", tagConfigText: "config_text",
 	tagBufferSize: "buffer_size", tagBufferCount: "buffer_count", tagMemoryLimit: "memory_limit",
+	tagKinds: "kinds",
 }
 
 func fieldName(tag uint64) string {

@@ -69,6 +69,18 @@ const (
 	ArgThread                    // thread index (DefThread)
 )
 
+var argTypeNames = [...]string{"", "uint", "int", "corr", "string", "device", "kernel", "memory", "stream", "time", "thread"}
+
+// String returns the type's name ("uint", "corr", ...), or "type(N)" for a
+// type this package does not know (a file's kind table may hold one, see
+// FORMAT.md §4).
+func (t ArgType) String() string {
+	if t > 0 && int(t) < len(argTypeNames) {
+		return argTypeNames[t]
+	}
+	return "type(" + itoa(uint64(t)) + ")"
+}
+
 // Arg describes one argument of a kind.
 type Arg struct {
 	Name string
@@ -197,6 +209,29 @@ const (
 	CauseSignal = 5 // the toggle signal
 	CauseBudget = 6 // the budget
 )
+
+var (
+	triggerActionNames = [...]string{TriggerOpen: "open", TriggerClose: "close", TriggerPause: "pause", TriggerResume: "resume", TriggerBudget: "budget"}
+	triggerCauseNames  = [...]string{CauseLaunch: "launch", CauseRegion: "region", CauseTime: "time", CauseAPI: "api", CauseSignal: "signal", CauseBudget: "budget"}
+)
+
+// TriggerActionName names a Trigger "action" value ("open", "close", ...),
+// or returns "" for a value this package does not know.
+func TriggerActionName(a uint64) string {
+	if a < uint64(len(triggerActionNames)) {
+		return triggerActionNames[a]
+	}
+	return ""
+}
+
+// TriggerCauseName names a Trigger "cause" value ("launch", "region", ...),
+// or returns "" for a value this package does not know.
+func TriggerCauseName(c uint64) string {
+	if c < uint64(len(triggerCauseNames)) {
+		return triggerCauseNames[c]
+	}
+	return ""
+}
 
 var specs = [numDefKinds]Spec{
 	DeviceSetupBegin: {Name: "device_setup_begin", Domain: DomainDevice, Pair: DeviceSetupEnd, Begin: true,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -36,8 +37,10 @@ type Reader struct {
 	thread    uint32
 	time      int64
 	corr      uint64
-	prev      [numEventKinds][MaxArgs]uint64
+	prev      [maxEventKind + 1][MaxArgs]uint64
 	threadEnd map[uint32]int64
+
+	kinds kindTab // the file's kind table (FORMAT.md §4)
 
 	dict      Dict
 	clock     []ClockSync
@@ -169,6 +172,14 @@ func (r *Reader) readHeader() error {
 	if err := r.hdr.parseBody(body); err != nil {
 		return hdrErr(fileHeaderSize, err)
 	}
+	if err := checkCompatible(r.hdr.Kinds); err != nil {
+		by := "an occa-tools that did not record its version"
+		if r.hdr.ToolVersion != "" {
+			by = "occa-tools " + strconv.Quote(r.hdr.ToolVersion)
+		}
+		return hdrErr(fileHeaderSize, wrapf(ErrVersion, "the file's kind table is incompatible with this reader's: %v; the trace was written by %s, whose format should have had a new major version: read it with that release", err, by))
+	}
+	r.kinds = *buildTab(r.hdr.Kinds)
 	r.win.skip(fileHeaderSize + int(n))
 	return nil
 }
@@ -515,7 +526,7 @@ func (r *Reader) openBody(typ byte) error {
 			return fmt.Errorf("thread %d: batch starts at %d ns, before its previous batch ended at %d ns (time going backwards)", th, base, end)
 		}
 		r.thread, r.time, r.corr = uint32(th), int64(base), 0
-		r.prev = [numEventKinds][MaxArgs]uint64{}
+		r.prev = [maxEventKind + 1][MaxArgs]uint64{}
 		r.p, r.left, r.total, r.typ = i, n, n, typ
 	case chunkDefs: // FORMAT.md §6
 		n, i, ok := uvarint(raw, 0)

@@ -89,6 +89,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Major, h.Minor = trace.FormatMajor, trace.FormatMinor
+	h.Kinds = trace.KindTable()
 	if got := r.Header(); !reflect.DeepEqual(got, h) {
 		t.Errorf("header:\n got %+v\nwant %+v", got, h)
 	}

@@ -16,18 +16,42 @@ import (
 // on different batches (see WithConcurrency).
 //
 // Each chunk goes to the io.Writer in one Write call, so an unbuffered file
-// is fine. After a failed Write every method returns that error; the chunk it
-// cut short is what a reader reports as the end of the readable trace.
+// is fine.
+//
+// Write errors. A failed Write of the file header fails NewWriter. A failed
+// Write of a chunk is returned, and then:
+//
+//   - If the io.Writer wrote nothing (it returned n == 0, or it wrote part of
+//     the chunk, took it back and says so through Rewinder), the file still
+//     ends at a chunk boundary and the Writer stays usable: the chunk is
+//     lost, and nothing else changes. Offset, Stats and the thread's time
+//     order are as before the call; a batch is reset and its events are not
+//     counted (the caller counts them as lost, e.g. as DropWriteError).
+//     Later chunks follow once writing works again (disk space is freed).
+//   - Otherwise part of the chunk reached the file, which is broken from
+//     there: the error is sticky, every later method returns it, and Err
+//     reports it. A reader reads the trace up to that chunk.
 type Writer struct {
 	w         io.Writer
 	enc       *zstd.Encoder
+	tab       *kindTab // the kind table written in the header
 	off       int64
-	err       error // sticky: the first write error
+	err       error // sticky: the first write error that left a partial chunk
 	closed    bool
 	stats     Stats
 	threadEnd map[uint32]int64 // last event time written per thread
 	body      []byte           // scratch for defs, clock and stats bodies
 	chunk     []byte           // scratch for their chunks
+}
+
+// Rewinder is implemented by an io.Writer that takes back what a failed
+// Write wrote (for a file: truncates it to its length before the Write).
+// After a Write that returned an error and n > 0, the Writer calls Rewound;
+// true means the destination is as it was before that Write, so the Writer
+// stays usable (see Writer). An io.Writer that rolls back can also just
+// return n == 0, which the Writer takes to mean that nothing was written.
+type Rewinder interface {
+	Rewound() bool
 }
 
 // WriterOption configures a Writer.
@@ -36,6 +60,7 @@ type WriterOption func(*writerOptions) error
 type writerOptions struct {
 	level       Level
 	concurrency int
+	kinds       []KindDesc // the kind table to write with; nil: KindTable(). Set by tests only.
 }
 
 // WithLevel sets the compression level. Default LevelFastest.
@@ -62,13 +87,22 @@ func WithConcurrency(n int) WriterOption {
 }
 
 // NewWriter writes the file header for h to w and returns a Writer for the
-// chunks. h's Major and Minor are ignored.
+// chunks. h's Major, Minor and Kinds are ignored: the header carries this
+// package's version and KindTable().
 func NewWriter(w io.Writer, h *Header, opts ...WriterOption) (*Writer, error) {
 	o := writerOptions{level: LevelFastest, concurrency: 1}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
 		}
+	}
+	tab, descs := compiledTab, compiledDescs
+	if o.kinds != nil {
+		var err error
+		if tab, err = writerTab(o.kinds); err != nil {
+			return nil, fmt.Errorf("trace: kind table: %v", err)
+		}
+		descs = o.kinds
 	}
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(o.level.zstd()),
@@ -79,10 +113,10 @@ func NewWriter(w io.Writer, h *Header, opts ...WriterOption) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: %v", err)
 	}
-	tw := &Writer{w: w, enc: enc, threadEnd: make(map[uint32]int64)}
+	tw := &Writer{w: w, enc: enc, tab: tab, threadEnd: make(map[uint32]int64)}
 
 	// FORMAT.md §1.
-	body := h.appendBody(nil)
+	body := h.appendBody(nil, descs)
 	if len(body) > MaxHeaderBody {
 		return nil, fmt.Errorf("trace: header is %d bytes, over the %d limit: shorten the config text or command line", len(body), MaxHeaderBody)
 	}
@@ -93,9 +127,13 @@ func NewWriter(w io.Writer, h *Header, opts ...WriterOption) (*Writer, error) {
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(body)))
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(body, castagnoli))
 	buf = append(buf, body...)
-	if err := tw.write(buf); err != nil {
-		return nil, err
+	if n, err := w.Write(buf); err != nil || n != len(buf) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		return nil, fmt.Errorf("trace: writing the file header: %w", err)
 	}
+	tw.off = int64(len(buf))
 	return tw, nil
 }
 
@@ -112,12 +150,24 @@ func (w *Writer) Events() uint64 { return w.stats.TotalEvents() }
 // Batch returns an empty batch for thread. Its events may not be earlier than
 // the last event written for thread.
 func (w *Writer) Batch(thread uint32) *Batch {
-	return NewBatch(thread, w.threadEnd[thread])
+	b := NewBatch(thread, w.threadEnd[thread])
+	b.tab = w.tab
+	return b
 }
 
+// Err returns the sticky error that made the Writer unusable, or nil while
+// it is usable (see Writer: a write that left nothing behind is not sticky).
+func (w *Writer) Err() error { return w.err }
+
 // WriteBatch compresses b, appends it to the file as one events chunk and
-// resets b. An empty batch writes nothing.
+// resets b. An empty batch writes nothing. When the write fails, or the
+// Writer is closed or broken, b is reset too and its events are not counted
+// as written (see Writer).
 func (w *Writer) WriteBatch(b *Batch) error {
+	if err := w.usable(); err != nil {
+		b.Reset()
+		return err
+	}
 	if _, err := w.EncodeBatch(b); err != nil {
 		return err
 	}
@@ -130,6 +180,9 @@ func (w *Writer) WriteBatch(b *Batch) error {
 // different batches; WriteEncoded then appends the chunks in the order the
 // caller chooses. An empty batch encodes to nothing.
 func (w *Writer) EncodeBatch(b *Batch) ([]byte, error) {
+	if b.tab != w.tab {
+		return nil, errors.New("trace: EncodeBatch: the batch was made for another kind table: get batches from Writer.Batch")
+	}
 	if b.encoded {
 		return b.chunk, nil
 	}
@@ -151,9 +204,11 @@ func (w *Writer) EncodeBatch(b *Batch) ([]byte, error) {
 // WriteEncoded appends a batch encoded by EncodeBatch to the file, counts
 // its events and resets it. It refuses (writing nothing) a batch that starts
 // before the thread's previous batch ended (FORMAT.md §5): a thread's
-// batches must be written in time order.
+// batches must be written in time order. When the write fails, or the
+// Writer is closed or broken, the batch is reset uncounted (see Writer).
 func (w *Writer) WriteEncoded(b *Batch) error {
 	if err := w.usable(); err != nil {
+		b.Reset()
 		return err
 	}
 	if !b.encoded {
@@ -167,6 +222,7 @@ func (w *Writer) WriteEncoded(b *Batch) error {
 		return fmt.Errorf("trace: thread %d: batch starts at %d ns, before the thread's previous batch ended at %d ns; write each thread's batches in time order", b.thread, b.base, end)
 	}
 	if err := w.write(b.chunk); err != nil {
+		b.Reset()
 		return err
 	}
 	w.threadEnd[b.thread] = b.last
@@ -181,7 +237,8 @@ func (w *Writer) WriteEncoded(b *Batch) error {
 
 // WriteDefs writes defs as one or more defs chunks (FORMAT.md §6). A
 // DefString text longer than MaxString is cut to MaxString bytes at a
-// character boundary.
+// character boundary. It stops at the first chunk whose write fails: the defs
+// of the chunks before it are written, the others are not.
 func (w *Writer) WriteDefs(defs []Def) error {
 	if err := w.usable(); err != nil {
 		return err
@@ -190,11 +247,11 @@ func (w *Writer) WriteDefs(defs []Def) error {
 	body := w.body[:0]
 	for i := range defs {
 		d := &defs[i]
-		if !d.Kind.IsDef() {
+		ki := &w.tab[d.Kind]
+		if d.Kind <= maxEventKind || !ki.valid {
 			return fmt.Errorf("trace: WriteDefs: defs[%d] has kind %v, not a definition kind", i, d.Kind)
 		}
 		body = append(body, byte(d.Kind))
-		ki := &kindTab[d.Kind]
 		for j := 0; j < int(ki.n); j++ {
 			if ki.types[j] == ArgInt {
 				body = appendVarint(body, int64(d.Args[j]))
@@ -202,7 +259,7 @@ func (w *Writer) WriteDefs(defs []Def) error {
 				body = appendUvarint(body, d.Args[j])
 			}
 		}
-		if d.Kind == DefString {
+		if ki.text {
 			text := d.Text
 			if len(text) > MaxString {
 				cut := MaxString
@@ -251,7 +308,8 @@ func (w *Writer) WriteClock(syncs []ClockSync) error {
 // WriteStats writes a stats chunk (FORMAT.md §8) with s's Dropped counters
 // and the writer's own event counts, clamp count, size and end time (s's
 // values for those are ignored, except a later s.End). With s.Final set it
-// closes the trace, as Close does.
+// closes the trace, as Close does, unless the write fails without a trace
+// (see Writer): then the Writer stays open and Close may be tried again.
 func (w *Writer) WriteStats(s *Stats) error {
 	if err := w.usable(); err != nil {
 		return err
@@ -261,7 +319,7 @@ func (w *Writer) WriteStats(s *Stats) error {
 	w.stats.Bytes = uint64(w.off)
 	w.stats.Final = s.Final
 	err := w.writeChunk(chunkStats, w.stats.appendBody(w.body[:0]))
-	if s.Final {
+	if s.Final && (err == nil || w.err != nil) {
 		w.closed = true
 	}
 	return err
@@ -322,16 +380,32 @@ func (w *Writer) encodeChunk(dst []byte, typ byte, body []byte) []byte {
 	return dst
 }
 
+// write appends one whole chunk to the file. See Writer for what a failure
+// means.
 func (w *Writer) write(b []byte) error {
 	if w.err != nil {
 		return w.err
 	}
 	n, err := w.w.Write(b)
-	w.off += int64(n)
-	if err != nil {
-		w.err = fmt.Errorf("trace: writing at offset %d: %w", w.off, err)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
 	}
+	if err == nil {
+		w.off += int64(n)
+		return nil
+	}
+	if n <= 0 || w.rewound() {
+		return fmt.Errorf("trace: writing a %d-byte chunk at offset %d: %w (the chunk is lost; the file still ends at a chunk boundary and later chunks may follow)", len(b), w.off, err)
+	}
+	n = min(n, len(b))
+	w.err = fmt.Errorf("trace: writing a %d-byte chunk at offset %d: %w; %d of its bytes reached the file, which is broken from there: no more chunks can be written", len(b), w.off, err, n)
+	w.off += int64(n)
 	return w.err
+}
+
+func (w *Writer) rewound() bool {
+	r, ok := w.w.(Rewinder)
+	return ok && r.Rewound()
 }
 
 // appendBody encodes s (FORMAT.md §8).
