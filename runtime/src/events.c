@@ -126,10 +126,12 @@ void occa_tools_memory_alloc_end(occa_tools_call_t *call, occa_tools_data_t *mem
     ot_memory_publish(m, memory, address);
   if (call->tool_data & REC) {
     ot_thread *t = ot_self();
+    if (ok) /* readers learn its size and tag before any use, on any thread */
+      ot_memory_define(m);
     uint64_t args[4] = {call->correlation_id, ok ? m->id : 0, (uint64_t)(uintptr_t)address,
                         (uint64_t)status};
-    if (t && ot_emit(t, OCCA_TOOLS_EVENT_MEMORY_ALLOC_END, 4, args) && ok)
-      atomic_store(&m->defined, 1);
+    if (t)
+      ot_emit(t, OCCA_TOOLS_EVENT_MEMORY_ALLOC_END, 4, args);
   }
   if (!ok)
     free(m);
@@ -186,10 +188,8 @@ void occa_tools_copy_begin(occa_tools_call_t *call, occa_tools_copy_direction_t 
     return;
   ot_obj *dev = md && md->device ? md->device : ms ? ms->device : NULL;
   ot_obj *s = stream ? ot_stream_of(stream, dev) : NULL;
-  if (ms && !atomic_load(&ms->defined))
-    ot_memory_define(ms);
-  if (md && !atomic_load(&md->defined))
-    ot_memory_define(md);
+  ot_memory_define(ms);
+  ot_memory_define(md);
   uint64_t args[6] = {0, ((uint64_t)direction & 3u) | (is_async ? 4u : 0u), ot_obj_id(ms),
                       ot_obj_id(md), bytes, ot_obj_id(s)};
   call->correlation_id = begin(t, OCCA_TOOLS_EVENT_COPY_BEGIN, 6, args);

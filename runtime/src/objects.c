@@ -200,15 +200,18 @@ ot_obj *ot_memory_new(ot_obj *device, uint64_t bytes, const char *tag) {
   return m;
 }
 
-/* Writes a definition for a memory object whose allocation is not in the
- * trace (it was filtered out, paused, or never reported). */
+/* Queues a memory object's definition unless one is queued already. Every
+ * thread about to record an event that names m calls it first: the flag is
+ * set only after the definition is queued, so a thread that sees it knows the
+ * definition reaches the file before its own event; threads racing on the
+ * first use may each queue one (readers keep the last, all equal). */
 void ot_memory_define(ot_obj *m) {
-  uint8_t was = 0;
-  if (!m || !atomic_compare_exchange_strong(&m->defined, &was, 1))
+  if (!m || atomic_load_explicit(&m->defined, memory_order_acquire))
     return;
   uint64_t args[5] = {m->id, ot_obj_id(m->device), m->bytes, (uint64_t)m->address,
                       ot_str_id(atomic_load(&m->tag))};
   ot_def(OT_DEF_MEMORY, 5, args, NULL, 0);
+  atomic_store_explicit(&m->defined, 1, memory_order_release);
 }
 
 ot_obj *ot_memory_of(occa_tools_data_t *slot) {

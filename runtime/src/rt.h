@@ -189,7 +189,7 @@ typedef struct ot_obj {
   uint8_t type;
   _Atomic uint8_t selected;
   _Atomic uint8_t memory_selected; /* devices */
-  _Atomic uint8_t defined;         /* memory: alloc recorded or def written */
+  _Atomic uint8_t defined;         /* memory: its definition is queued */
   _Atomic uint32_t epoch;          /* kernels: ot_epoch at decision */
   _Atomic uint32_t windows;        /* kernels: launch windows counted */
   struct ot_obj *device;
