@@ -13,4 +13,11 @@
 // Reading: NewReader (or Open) checks the header; ReadEvent returns the
 // events in file order, Next every record. Broken input gives an *Error,
 // never a panic.
+//
+// The header carries the writer's kind table (Header.Kinds), and the reader
+// decodes with it: a trace from a newer writer reads, its new kinds coming
+// back as events whose Kind.Spec() is nil, for consumers to skip.
+//
+// A chunk whose write fails without leaving bytes behind (disk full) is lost
+// without breaking the Writer; see Writer and Rewinder.
 package trace

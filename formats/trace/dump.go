@@ -103,7 +103,7 @@ func AppendRecord(b []byte, h *Header, d *Dict, rec *Record) []byte {
 	case RecordDef:
 		b = append(b, rec.Def.Kind.String()...)
 		b = appendArgs(b, h, d, rec.Def.Kind, &rec.Def.Args, 0)
-		if text := h.KindDesc(rec.Def.Kind); text != nil && text.Text || text == nil && rec.Def.Kind == DefString {
+		if kd := h.KindDesc(rec.Def.Kind); kd != nil && kd.Text || kd == nil && rec.Def.Kind == DefString {
 			b = append(b, ' ')
 			b = strconv.AppendQuote(b, rec.Def.Text)
 		}

@@ -30,7 +30,9 @@ func (e *Error) Truncated() bool { return errors.Is(e.Err, errUnexpectedEOF) }
 var (
 	// ErrNotTrace: the file does not start with the trace magic.
 	ErrNotTrace = errors.New("not an occa-tools trace")
-	// ErrVersion: the trace's major format version is not 1.
+	// ErrVersion: the trace's major format version is not 1, or its kind
+	// table changes a kind this reader knows in a way it cannot read
+	// (FORMAT.md §4).
 	ErrVersion = errors.New("unsupported trace format version")
 	// ErrChecksum: a CRC-32C did not match.
 	ErrChecksum = errors.New("checksum mismatch")

@@ -132,6 +132,9 @@ func (h *Header) appendBody(b []byte, kinds []KindDesc) []byte {
 	putUint(tagMemoryLimit, h.MemoryLimit)
 	field(tagKinds, appendKindTable(nil, kinds))
 	for _, f := range h.Unknown {
+		if f.Tag == tagKinds {
+			continue // the writer's own table is the only one that matches its chunks
+		}
 		field(f.Tag, f.Value)
 	}
 	return b

@@ -382,3 +382,23 @@ func TestKindNames(t *testing.T) {
 		t.Error("KindTable shares its Args with kinds.go")
 	}
 }
+
+// TestKindTableNotCopied: a kinds field among a header's Unknown fields (a
+// converter copying them) does not replace the writer's own table.
+func TestKindTableNotCopied(t *testing.T) {
+	h := tracetest.Header()
+	h.Unknown = []trace.HeaderField{{Tag: trace.TagKinds, Value: []byte{1, 1, 0, 1, 'x', 0}}}
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err := trace.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Header().Kinds) != len(trace.KindTable()) || len(r.Header().Unknown) != 0 {
+		t.Errorf("kinds %d entries, unknown fields %v", len(r.Header().Kinds), r.Header().Unknown)
+	}
+}

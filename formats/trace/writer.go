@@ -327,7 +327,8 @@ func (w *Writer) WriteStats(s *Stats) error {
 
 // Close writes the final stats chunk, carrying the Dropped counters of the
 // last WriteStats call. It does not close the underlying io.Writer. Closing
-// twice is a no-op.
+// twice is a no-op, except after a Close whose chunk was lost without a trace
+// (see Writer): then Close tries again.
 func (w *Writer) Close() error {
 	if w.closed {
 		return w.err
