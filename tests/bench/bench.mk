@@ -7,8 +7,8 @@
 #                     writer's side played by a C consumer, exact counts; exit
 #                     status != 0 on a race (TSan exit code 66) or a wrong count.
 #                     TSAN_KNOWN=1 suppresses the races listed in
-#                     tests/bench/tsan-known-races.supp and tolerates the late
-#                     memory definition (bugs found, not yet fixed: README)
+#                     tests/bench/tsan-known-races.supp and passes
+#                     --tolerate-known (for bugs found, not yet fixed; none now)
 #   make bench-repro  reproduces the take_partial livelock / duplicate records
 #                     of the writer hand-over (exit status 1 while present)
 BENCH_DIR    = $(BUILD)/tests/bench

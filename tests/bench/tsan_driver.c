@@ -410,10 +410,10 @@ static void need_def(unsigned def_kind, uint64_t id, const char *what, unsigned 
        kind);
 }
 
-/* A memory object that a copy refers to. Known bug (README, "Bugs found"):
- * ot_memory_define sets m->defined before it queues the definition, so
- * another thread's copy can reach the writer first. --tolerate-known counts
- * these instead of failing. */
+/* A memory object that a copy refers to. ot_memory_define used to set
+ * m->defined before it queued the definition, so another thread's copy could
+ * reach the writer first (README, "Bugs found", 5; fixed in 2614350).
+ * --tolerate-known counts such cases instead of failing. */
 static void need_memory_def(uint64_t id, unsigned kind) {
   if (id == 0 || is_defined(OT_DEF_MEMORY, id))
     return;
