@@ -6,11 +6,15 @@ import (
 )
 
 // guardedFile keeps the trace file readable after a failed write (disk full,
-// quota): it cuts a partly written chunk off again, so the file always ends
-// at a chunk boundary and later chunks can still follow when space returns.
+// quota): it cuts a partly written chunk off again, so the file ends at a
+// chunk boundary and later chunks can follow when space returns. It tells
+// the trace writer what happened through Write's count and Rewound
+// (trace.Rewinder): a chunk taken back fully is a lost chunk, one that could
+// not be taken back is a broken file.
 type guardedFile struct {
-	f   *os.File
-	off int64
+	f       *os.File
+	off     int64
+	rewound bool
 }
 
 func newGuardedFile(f *os.File) *guardedFile { return &guardedFile{f: f} }
@@ -20,16 +24,24 @@ func (g *guardedFile) Write(p []byte) (int, error) {
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
 	}
-	if err != nil {
-		if n > 0 {
-			g.f.Truncate(g.off)
-			g.f.Seek(g.off, io.SeekStart)
+	g.rewound = false
+	if err != nil && n > 0 {
+		if g.f.Truncate(g.off) == nil {
+			if _, serr := g.f.Seek(g.off, io.SeekStart); serr == nil {
+				g.rewound = true
+			}
 		}
-		return 0, err
+		if !g.rewound {
+			g.off += int64(n)
+		}
+		return n, err
 	}
 	g.off += int64(n)
-	return n, nil
+	return n, err
 }
+
+// Rewound reports whether the last failed Write was taken back whole.
+func (g *guardedFile) Rewound() bool { return g.rewound }
 
 func (g *guardedFile) Sync() error  { return g.f.Sync() }
 func (g *guardedFile) Close() error { return g.f.Close() }

@@ -60,6 +60,7 @@ type Loop struct {
 	toggleRecording bool // recording after the last toggle seen
 	budgetHit       bool
 	writeLost       uint64 // events lost to write errors
+	defsLost        uint64 // definitions given up after long write errors
 	writeErrLog     bool
 	decodeErrLog    bool
 
@@ -222,8 +223,13 @@ func (l *Loop) drainFull() {
 	}
 }
 
+// maxPendingDefs bounds the definitions kept for a retry while the file
+// cannot be written.
+const maxPendingDefs = 1 << 20
+
 func (l *Loop) writeDefs(tryOnly bool) {
-	l.defs = l.defs[:0]
+	// Definitions from a cycle whose defs chunk failed are still in l.defs:
+	// written again first, so names are never lost to a passing disk error.
 	for {
 		n := l.h.TakeDefs(l.defBuf, tryOnly)
 		if n == 0 {
@@ -236,8 +242,16 @@ func (l *Loop) writeDefs(tryOnly bool) {
 			break
 		}
 	}
-	if len(l.defs) > 0 {
-		l.check(l.tw.WriteDefs(l.defs), 0)
+	if len(l.defs) == 0 {
+		return
+	}
+	err := l.tw.WriteDefs(l.defs)
+	l.check(err, 0)
+	if err == nil {
+		l.defs = l.defs[:0]
+	} else if len(l.defs) > maxPendingDefs {
+		l.defsLost += uint64(len(l.defs))
+		l.defs = l.defs[:0]
 	}
 }
 
@@ -379,6 +393,7 @@ func (l *Loop) stats(final bool) *trace.Stats {
 	c := l.h.Counters()
 	s := &trace.Stats{Dropped: c.Dropped, Final: final}
 	s.Dropped[trace.DropWriteError] += l.writeLost
+	s.Dropped[trace.DropDefinitions] += l.defsLost
 	return s
 }
 
