@@ -48,6 +48,7 @@ type Env struct {
 var commands = []*Command{
 	cmdDump,
 	cmdInfo,
+	cmdVersion,
 }
 
 // usageError is a mistake in the command line: exit status 2.
