@@ -1,0 +1,425 @@
+// Package model turns a trace's event stream into rows: each begin/end pair
+// becomes one span with a start and a duration, each instant its own row,
+// and a kernel launch carries its device-side time when the trace has one.
+// The Parquet, CSV, Perfetto and summary outputs all read these rows, so
+// they agree on what a kernel call or a copy is.
+//
+// Pairing is streaming: memory holds the begins still open, the open user
+// regions per thread, and a bounded window of finished launches that wait
+// for their device time (see Pairer).
+package model
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// Row is one span or instant. Times are CLOCK_MONOTONIC ns (FORMAT.md §2);
+// Process.WallTime converts them to unix ns.
+type Row struct {
+	// Kind is the begin kind of a span (RunBegin for a kernel launch), the
+	// kind of an instant, RegionPush for a user region, or DeviceTime for a
+	// device time whose launch was not found.
+	Kind   trace.Kind
+	Thread uint32
+	Start  int64
+	// Dur is the span's length in ns; 0 for an instant; -1 when only one half
+	// of a pair was found (Start is then the half's time).
+	Dur    int64
+	Corr   uint64 // correlation id; a trigger's window number
+	Status uint64 // the end's status argument (trace.StatusOK, StatusFailed)
+
+	Device uint64 // device object id, 0 when none
+	Stream uint64 // stream object id
+	Kernel uint64 // kernel object id (runs, builds)
+	Memory uint64 // memory object: allocated, freed, or a copy's device side
+	Src    uint64 // copy source memory object, 0 = host
+	Dst    uint64 // copy destination memory object, 0 = host
+	Bytes  uint64 // allocation, free or copy size; drop count for Dropped
+	// Aux is a kind-specific value: a copy's direction argument, a build's
+	// cache argument, a drop's reason, a trigger's action<<8|cause.
+	Aux uint64
+	// Name is the kernel's name (runs, builds), the region or marker name,
+	// the allocation tag, or the device mode of a device setup.
+	Name string
+
+	// DevStart and DevDur are a launch's device-side start and length (ns);
+	// DevDur is -1 when the trace has no device time for it.
+	DevStart int64
+	DevDur   int64
+}
+
+// Unpaired is Row.Dur for a span with only one half in the trace.
+const Unpaired = -1
+
+// KindName returns the row's kind as outputs name it: the begin kind's name
+// without "_begin" ("run", "copy", "memory_alloc"), "region" for a user
+// region, or the instant kind's name ("marker", "dropped").
+func KindName(k trace.Kind) string {
+	if k == trace.RegionPush {
+		return "region"
+	}
+	return strings.TrimSuffix(k.String(), "_begin")
+}
+
+// Direction names a copy row's direction ("H2D", ...), "" for other rows.
+func (r *Row) Direction() string {
+	if r.Kind != trace.CopyBegin {
+		return ""
+	}
+	return trace.CopyDirectionName(r.Aux)
+}
+
+// Process describes one trace file: one process, usually one rank.
+type Process struct {
+	Path   string
+	Header *trace.Header
+	Dict   *trace.Dict
+	// Rank is the header's rank, or when it has none (-1) the file's index
+	// among the inputs, so that every process has a distinct rank.
+	Rank int64
+}
+
+// WallTime converts a trace time to unix ns.
+func (p *Process) WallTime(t int64) int64 { return p.Header.WallTime(t) }
+
+// Sink receives rows. The row is only valid during the call.
+type Sink func(p *Process, r *Row) error
+
+// DefaultWindow is the number of finished launches a Pairer keeps waiting
+// for their device time.
+const DefaultWindow = 1 << 16
+
+// Pairer pairs one trace's events into rows.
+//
+// Begins wait in a map keyed by correlation id until their end comes (on
+// any thread); user regions pair per thread by stack. A finished launch
+// waits in a FIFO of at most Window launches for the DeviceTime event that
+// carries its correlation id; when the FIFO is full its oldest launch goes
+// out without device time, and a DeviceTime that finds no launch becomes a
+// row of its own (Kind DeviceTime, Start/Dur the device interval). Rows come
+// out in the order they complete, not in time order.
+type Pairer struct {
+	P      *Process
+	Sink   Sink
+	Window int
+
+	open    map[uint64]trace.Event // begins by corr
+	regions map[uint32][]trace.Event
+	waiting map[uint64]int // corr -> index in ring
+	ring    []Row
+	head, n int
+	row     Row
+}
+
+// NewPairer returns a Pairer for p that sends rows to sink.
+func NewPairer(p *Process, sink Sink) *Pairer {
+	return &Pairer{P: p, Sink: sink, Window: DefaultWindow,
+		open: make(map[uint64]trace.Event), regions: make(map[uint32][]trace.Event), waiting: make(map[uint64]int)}
+}
+
+func (pr *Pairer) emit(r *Row) error { return pr.Sink(pr.P, r) }
+
+// Add takes the next event in file order.
+func (pr *Pairer) Add(e *trace.Event) error {
+	s := e.Kind.Spec()
+	if s == nil || e.Kind.IsDef() {
+		return nil // a newer writer's kind: skip
+	}
+	r := &pr.row
+	switch {
+	case s.Pair != trace.KindInvalid && s.Begin:
+		if old, ok := pr.open[e.Args[0]]; ok { // a begin whose end was lost
+			if err := pr.half(&old); err != nil {
+				return err
+			}
+		}
+		pr.open[e.Args[0]] = *e
+		return nil
+	case s.Pair != trace.KindInvalid:
+		b, ok := pr.open[e.Args[0]]
+		if !ok || b.Kind != s.Pair {
+			return pr.half(e)
+		}
+		delete(pr.open, e.Args[0])
+		pr.fill(r, &b, e)
+		if r.Kind == trace.RunBegin {
+			return pr.wait(r)
+		}
+		return pr.emit(r)
+	}
+	switch e.Kind {
+	case trace.DeviceTime:
+		return pr.deviceTime(e)
+	case trace.RegionPush:
+		pr.regions[e.Thread] = append(pr.regions[e.Thread], *e)
+		return nil
+	case trace.RegionPop:
+		st := pr.regions[e.Thread]
+		// Pop the innermost region of that name; a pop without a push is a half.
+		for i := len(st) - 1; i >= 0; i-- {
+			if st[i].Args[0] == e.Args[0] {
+				// Regions above it were never popped: emit them as halves.
+				for j := len(st) - 1; j > i; j-- {
+					if err := pr.half(&st[j]); err != nil {
+						return err
+					}
+				}
+				*r = Row{Kind: trace.RegionPush, Thread: e.Thread, Start: st[i].Time, Dur: e.Time - st[i].Time,
+					Name: pr.P.Dict.String(e.Args[0]), DevDur: -1}
+				pr.regions[e.Thread] = st[:i]
+				return pr.emit(r)
+			}
+		}
+		return pr.half(e)
+	}
+	pr.fill(r, e, nil)
+	return pr.emit(r)
+}
+
+// half emits a row for one half of a pair or region.
+func (pr *Pairer) half(e *trace.Event) error {
+	r := &pr.row
+	if e.Kind.Spec().Begin || e.Kind == trace.RegionPush {
+		pr.fill(r, e, nil)
+	} else {
+		k := e.Kind.Spec().Pair
+		if e.Kind == trace.RegionPop {
+			k = trace.RegionPush
+		}
+		b := trace.Event{Kind: k, Thread: e.Thread, Time: e.Time}
+		if k != trace.RegionPush {
+			b.Args[0] = e.Args[0]
+		} else {
+			b.Args = e.Args
+		}
+		pr.fill(r, &b, e)
+	}
+	r.Dur = Unpaired
+	return pr.emit(r)
+}
+
+// fill makes r from begin b and end e (nil for an instant or a half).
+func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
+	d := pr.P.Dict
+	*r = Row{Kind: b.Kind, Thread: b.Thread, Start: b.Time, DevDur: -1}
+	if e != nil {
+		r.Dur = e.Time - b.Time
+	}
+	a := &b.Args
+	switch b.Kind {
+	case trace.DeviceSetupBegin:
+		r.Corr, r.Name = a[0], d.String(a[1])
+		if e != nil {
+			r.Device = e.Args[1]
+		}
+	case trace.MemoryAllocBegin:
+		r.Corr, r.Device, r.Bytes, r.Name = a[0], a[1], a[2], d.String(a[3])
+		if e != nil {
+			r.Memory = e.Args[1]
+		}
+	case trace.MemoryFreeBegin:
+		r.Corr, r.Memory, r.Device, r.Bytes = a[0], a[1], a[2], a[3]
+		r.Name = d.Memory(a[1]).Tag
+	case trace.CopyBegin:
+		r.Corr, r.Aux, r.Src, r.Dst, r.Bytes, r.Stream = a[0], a[1], a[2], a[3], a[4], a[5]
+		r.Memory = r.Dst
+		if r.Aux&3 == trace.CopyD2H {
+			r.Memory = r.Src
+		}
+		if r.Memory != 0 {
+			r.Device = d.Memory(r.Memory).Device
+		}
+	case trace.BuildBegin:
+		r.Corr, r.Device, r.Name = a[0], a[1], d.String(a[2])
+		if e != nil {
+			r.Kernel, r.Aux = e.Args[1], e.Args[2]
+		}
+	case trace.RunBegin:
+		r.Corr, r.Kernel, r.Device, r.Stream = a[0], a[1], a[2], a[3]
+		if a[1] != 0 {
+			r.Name = d.Kernel(a[1]).Name
+		}
+	case trace.StreamFinishBegin:
+		r.Corr, r.Stream = a[0], a[1]
+		if r.Stream != 0 {
+			r.Device = d.Stream(r.Stream).Device
+		}
+	case trace.DeviceFinishBegin:
+		r.Corr, r.Device = a[0], a[1]
+	case trace.StreamCreate, trace.StreamSet:
+		r.Device, r.Stream = a[0], a[1]
+	case trace.RegionPush, trace.RegionPop, trace.Marker:
+		r.Name = d.String(a[0])
+	case trace.Dropped:
+		r.Bytes, r.Aux = a[0], a[1]
+		r.Name = trace.DropReasonName(a[1])
+		if a[2] != 0 && int64(a[2]) <= b.Time {
+			r.Start, r.Dur = int64(a[2]), b.Time-int64(a[2])
+		}
+	case trace.Trigger:
+		r.Corr, r.Aux = a[0], a[1]<<8|a[2]&0xff
+		r.Name = trace.TriggerActionName(a[1])
+	}
+	if e != nil {
+		r.Status, _ = e.Arg("status")
+	}
+}
+
+// wait puts a finished launch in the ring until its device time comes.
+func (pr *Pairer) wait(r *Row) error {
+	if pr.Window <= 0 {
+		return pr.emit(r)
+	}
+	if pr.ring == nil {
+		pr.ring = make([]Row, pr.Window)
+	}
+	if pr.n == len(pr.ring) {
+		if err := pr.pop(); err != nil {
+			return err
+		}
+	}
+	i := (pr.head + pr.n) % len(pr.ring)
+	pr.ring[i] = *r
+	pr.n++
+	pr.waiting[r.Corr] = i // a reused corr: the newer launch takes the claim
+	return nil
+}
+
+// pop sends out the oldest waiting launch.
+func (pr *Pairer) pop() error {
+	r := &pr.ring[pr.head]
+	if i, ok := pr.waiting[r.Corr]; ok && i == pr.head {
+		delete(pr.waiting, r.Corr)
+	}
+	pr.head = (pr.head + 1) % len(pr.ring)
+	pr.n--
+	pr.row = *r
+	return pr.emit(&pr.row)
+}
+
+func (pr *Pairer) deviceTime(e *trace.Event) error {
+	start, end := int64(e.Args[1]), int64(e.Args[2])
+	dur := end - start
+	if start == 0 {
+		dur = end
+	}
+	if i, ok := pr.waiting[e.Args[0]]; ok {
+		r := &pr.ring[i]
+		r.DevStart, r.DevDur = start, dur
+		return nil
+	}
+	pr.row = Row{Kind: trace.DeviceTime, Thread: e.Thread, Start: start, Dur: dur, Corr: e.Args[0], DevStart: start, DevDur: dur}
+	if start == 0 {
+		pr.row.Start = e.Time
+	}
+	return pr.emit(&pr.row)
+}
+
+// Flush sends out everything still held: waiting launches, then begins and
+// regions that never ended (as halves, Dur = Unpaired). Call it at the end of
+// the trace.
+func (pr *Pairer) Flush() error {
+	for pr.n > 0 {
+		if err := pr.pop(); err != nil {
+			return err
+		}
+	}
+	// Halves in time order, so the output does not depend on map order.
+	var rest []trace.Event
+	for _, b := range pr.open {
+		rest = append(rest, b)
+	}
+	for _, st := range pr.regions {
+		rest = append(rest, st...)
+	}
+	sortEvents(rest)
+	clear(pr.open)
+	clear(pr.regions)
+	for i := range rest {
+		if err := pr.half(&rest[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Options says how Read reads a trace.
+type Options struct {
+	Salvage bool // skip damaged chunks (trace.WithSalvage)
+	Window  int  // Pairer.Window; 0 means DefaultWindow
+	// Progress, when set, is called now and then with the bytes read so far.
+	Progress func(offset int64)
+}
+
+// Read reads the trace at path and sends its rows to sink. index is the
+// file's position among the inputs, the rank for a trace without one. Read
+// returns the Process (also after an error, when the header could be read)
+// and an error naming the file and offset of a damaged input. With
+// Options.Salvage, problems are carried past and listed in Result.Problems.
+func Read(path string, index int, o Options, sink Sink) (*Result, error) {
+	r, c, err := trace.Open(path, trace.WithSalvage(o.Salvage))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	p := &Process{Path: path, Header: r.Header(), Dict: r.Dict(), Rank: r.Header().Rank}
+	if p.Rank < 0 {
+		p.Rank = int64(index)
+	}
+	res := &Result{Process: p}
+	pr := NewPairer(p, sink)
+	if o.Window != 0 {
+		pr.Window = o.Window
+	}
+	n := 0
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			res.fill(r)
+			return res, fmt.Errorf("%s: %w", path, err)
+		}
+		res.Events++
+		if err := pr.Add(&e); err != nil {
+			return res, err
+		}
+		if n++; n&0xffff == 0 && o.Progress != nil {
+			o.Progress(r.Offset())
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		return res, err
+	}
+	res.fill(r)
+	return res, nil
+}
+
+// Result is what Read learned besides the rows.
+type Result struct {
+	Process  *Process
+	Events   uint64
+	Stats    *trace.Stats // last stats chunk, nil when none
+	Complete bool         // closed cleanly
+	Problems []*trace.Error
+	Skipped  int64
+}
+
+func (res *Result) fill(r *trace.Reader) {
+	res.Stats, res.Complete, res.Problems, res.Skipped = r.Stats(), r.Complete(), r.Problems(), r.Skipped()
+}
+
+// Dropped returns the events the trace says were lost, by the last stats
+// chunk.
+func (res *Result) Dropped() uint64 {
+	if res.Stats == nil {
+		return 0
+	}
+	return res.Stats.TotalDropped()
+}

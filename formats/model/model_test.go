@@ -1,0 +1,156 @@
+package model
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func writeSmall(t testing.TB, o tracetest.SmallOptions) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tracetest.WriteSmall(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "small.occa")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update):\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func dump(t *testing.T, path string, window int) []byte {
+	var out bytes.Buffer
+	_, err := Read(path, 0, Options{Window: window}, func(p *Process, r *Row) error { return Format(&out, p, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	golden(t, "small.rows", dump(t, writeSmall(t, tracetest.SmallOptions{}), 0))
+	golden(t, "small-nodefs.rows", dump(t, writeSmall(t, tracetest.SmallOptions{NoDefs: true}), 0))
+}
+
+// With no window, launches go out before their device time: it becomes a
+// row of its own, and nothing is lost.
+func TestNoWindow(t *testing.T) {
+	golden(t, "small-nowindow.rows", dump(t, writeSmall(t, tracetest.SmallOptions{}), -1))
+}
+
+// Every event ends up in exactly one row (two for a pair), whatever the
+// window: count them on a generated trace.
+func TestConservation(t *testing.T) {
+	evs := tracetest.Steady(1, 100000)
+	for _, window := range []int{-1, 1, 7, DefaultWindow} {
+		p := &Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+		var rows, runs, withDev, devRows, halves int
+		pr := NewPairer(p, func(p *Process, r *Row) error {
+			rows++
+			if r.Dur == Unpaired {
+				halves++ // the generated stream may stop inside a pair
+			}
+			switch r.Kind {
+			case trace.RunBegin:
+				runs++
+				if r.DevDur >= 0 {
+					withDev++
+				}
+			case trace.DeviceTime:
+				devRows++
+			}
+			return nil
+		})
+		pr.Window = window
+		var wantRuns, wantDev, wantRows int
+		for i := range evs {
+			e := &evs[i]
+			if s := e.Kind.Spec(); s.Pair == 0 || s.Begin {
+				wantRows++
+			}
+			switch e.Kind {
+			case trace.RunBegin:
+				wantRuns++
+			case trace.DeviceTime:
+				wantDev++
+			}
+			if err := pr.Add(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pr.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if runs != wantRuns || withDev+devRows != wantDev || rows != wantRows-withDev {
+			t.Errorf("window %d: rows %d runs %d (dev %d, orphan dev %d); want rows %d runs %d dev %d",
+				window, rows, runs, withDev, devRows, wantRows-withDev, wantRuns, wantDev)
+		}
+		if halves > 1 {
+			t.Errorf("window %d: %d unpaired rows", window, halves)
+		}
+		if window == DefaultWindow && devRows != 0 {
+			t.Errorf("window %d: %d device times not matched", window, devRows)
+		}
+	}
+}
+
+func TestMemoryInUse(t *testing.T) {
+	m := NewMemoryInUse()
+	rows := []Row{
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 100, Memory: 5},
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 50, Memory: 6},
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 70, Memory: 0, Status: trace.StatusFailed},
+		{Kind: trace.MemoryFreeBegin, Device: 1, Bytes: 0, Memory: 5},
+		{Kind: trace.MemoryAllocBegin, Device: 2, Bytes: 8, Memory: 7},
+	}
+	var got []int64
+	for i := range rows {
+		if _, v, ok := m.Add(&rows[i]); ok {
+			got = append(got, v)
+		}
+	}
+	if want := []int64{100, 150, 50, 8}; !equal(got, want) {
+		t.Errorf("in use %v, want %v", got, want)
+	}
+	if m.Peak[1] != 150 || m.Peak[2] != 8 || len(m.Live()) != 2 {
+		t.Errorf("peak %v live %v", m.Peak, m.Live())
+	}
+}
+
+func equal(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
