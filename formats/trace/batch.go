@@ -50,6 +50,18 @@ func (b *Batch) Len() int { return b.n }
 // Size returns the encoded size of the batch's events before compression.
 func (b *Batch) Size() int { return len(b.raw) - prefixRoom }
 
+// Rebind empties the batch and gives it to thread, whose events may not be
+// earlier than floor: a writer keeps a pool of batches instead of one per
+// thread.
+func (b *Batch) Rebind(thread uint32, floor int64) {
+	b.Reset()
+	b.thread = thread
+	b.last = max(floor, 0)
+}
+
+// Last returns the time of the last event added (the floor when empty).
+func (b *Batch) Last() int64 { return b.last }
+
 // Reset empties the batch; the next event may not be earlier than the last
 // one added.
 func (b *Batch) Reset() {

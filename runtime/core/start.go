@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/libocca/occa-tools/filters"
@@ -76,9 +77,13 @@ func start(h cHost, s *C.ot_settings_t) int {
 		logger.Error().Msg(err.Error() + "; running untraced")
 		return startUntraced
 	}
-	hdr := header(h, cfg, &info, startTime, useTSC, uint64(s.memory_bytes/s.buffer_bytes))
+	hdr := header(h, cfg, &info, startTime, useTSC, poolBuffers(cfg.Output.Memory, cfg.Output.BufferSize))
 	out := newGuardedFile(f)
-	tw, err := trace.NewWriter(out, hdr, trace.WithLevel(trace.Level(cfg.Output.Compression)))
+	// Two compressors: the writer keeps up with bursts while the application
+	// uses the other core, and on a busy machine it still has a second one.
+	encoders := min(2, runtime.NumCPU())
+	tw, err := trace.NewWriter(out, hdr, trace.WithLevel(trace.Level(cfg.Output.Compression)),
+		trace.WithConcurrency(encoders))
 	if err != nil {
 		logger.Error().Err(err).Str("trace", f.Name()).Msg("cannot write the trace header; running untraced")
 		f.Close()
@@ -98,6 +103,7 @@ func start(h cHost, s *C.ot_settings_t) int {
 		TimeWindows:   windows,
 		MaxBytes:      maxBytes,
 		IdentityClock: !useTSC,
+		Encoders:      encoders,
 		Start:         startTime,
 		Log:           logger,
 		Path:          f.Name(),
@@ -148,6 +154,18 @@ func fillSettings(s *C.ot_settings_t, cfg *config.Config, prog *filters.Program,
 			filters.WindowRegion: C.OT_WINDOW_REGION, filters.WindowTime: C.OT_WINDOW_TIME}[w.Kind]
 		s.windows[i] = C.ot_window_setting_t{kind: kind, from: C.uint64_t(w.From), to: C.uint64_t(w.To)}
 	}
+}
+
+// poolBuffers is how many buffers ot_pool_init makes of the memory budget
+// (runtime/src/buffers.c): 8 MiB stay for the writer when the budget is at
+// least 32 MiB.
+func poolBuffers(memory, buffer uint64) uint64 {
+	const reserve = 8 << 20
+	n := memory / buffer
+	if memory >= 4*reserve {
+		n = (memory - reserve) / buffer
+	}
+	return max(n, 2)
 }
 
 func cint(b bool) C.int32_t {

@@ -22,7 +22,6 @@ uint32_t ot_buf_cap;
 static ot_buf *pool;
 static uint32_t pool_len;
 static _Atomic uint32_t pool_free;
-static _Atomic uint32_t pool_hint;
 static _Atomic uint64_t buffers_allocated;
 static ot_buf *_Atomic full_head;   /* pushed by threads, newest first */
 static ot_buf *full_fifo;           /* writer only: popped batch, oldest first */
@@ -40,10 +39,16 @@ void ot_count_drop(unsigned reason, uint64_t n) {
     atomic_fetch_add_explicit(&dropped[reason], n, memory_order_relaxed);
 }
 
+/* Part of the memory budget is kept for the writer (the Go runtime, the
+ * compressor and its batches): the buffers get the rest. */
+#define WRITER_RESERVE (8ull << 20)
+
 int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
   if (buffer_bytes < 4096 || buffer_bytes > (1u << 30))
     return -1;
   uint64_t n = memory_bytes / buffer_bytes;
+  if (memory_bytes >= 4 * WRITER_RESERVE)
+    n = (memory_bytes - WRITER_RESERVE) / buffer_bytes;
   if (n < 2)
     n = 2;
   pool = calloc(n, sizeof *pool);
@@ -83,10 +88,42 @@ static void hand_over(ot_thread *t) {
   ot_wake_writer();
 }
 
+static ot_buf *acquire(ot_thread *t);
+
+/* The DROPPED record for the events lost since the thread last had a
+ * buffer, first in its new one. */
+static void write_drops(ot_thread *t) {
+  if (!t->dropped)
+    return;
+  uint64_t *r = (uint64_t *)(void *)(t->buf->data + t->pos);
+  r[0] = ot_ticks();
+  r[1] = (uint64_t)OCCA_TOOLS_EVENT_DROPPED | (3ull << 8);
+  r[2] = t->dropped;
+  r[3] = OT_DROP_BUFFER_FULL;
+  r[4] = t->drop_since;
+  ot_commit(t, 5);
+  t->dropped = 0;
+}
+
+/* Drops the thread could not record yet (no buffer since) get their
+ * DROPPED record now, if a buffer is free; the totals in the stats count
+ * them either way. */
+static void record_pending_drops(ot_thread *t) {
+  if (!t->dropped || t->buf || atomic_load(&ot_state) != OT_STATE_ACTIVE)
+    return;
+  ot_buf *b = acquire(t);
+  if (!b)
+    return;
+  t->buf = b;
+  t->pos = 0;
+  write_drops(t);
+}
+
 static void thread_exit(void *arg) {
   ot_thread *t = arg;
   if (atomic_load(&ot_state) == OT_STATE_FORKED)
     return; /* nobody writes for a forked child; its memory goes with it */
+  record_pending_drops(t);
   hand_over(t);
   ot_self_tls = NULL;
   free(t);
@@ -113,12 +150,14 @@ ot_thread *ot_thread_create(void) {
   return t;
 }
 
+/* Takes the lowest free slot, so a run reuses the few buffers it needs at
+ * once instead of touching the whole pool: memory in use follows the load,
+ * and the budget is a ceiling. */
 static ot_buf *acquire(ot_thread *t) {
   if (atomic_load_explicit(&pool_free, memory_order_relaxed) == 0)
     return NULL;
-  uint32_t start = atomic_fetch_add_explicit(&pool_hint, 1, memory_order_relaxed);
   for (uint32_t i = 0; i < pool_len; i++) {
-    ot_buf *b = &pool[(start + i) % pool_len];
+    ot_buf *b = &pool[i];
     uint32_t want = OT_BUF_FREE;
     if (atomic_load_explicit(&b->state, memory_order_relaxed) != OT_BUF_FREE ||
         !atomic_compare_exchange_strong_explicit(&b->state, &want, OT_BUF_CLAIMED,
@@ -173,16 +212,7 @@ uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
   }
   t->buf = b;
   t->pos = 0;
-  if (t->dropped) {
-    uint64_t *r = (uint64_t *)(void *)b->data;
-    r[0] = ot_ticks();
-    r[1] = (uint64_t)OCCA_TOOLS_EVENT_DROPPED | (3ull << 8);
-    r[2] = t->dropped;
-    r[3] = OT_DROP_BUFFER_FULL;
-    r[4] = t->drop_since;
-    ot_commit(t, 5);
-    t->dropped = 0;
-  }
+  write_drops(t);
   return (uint64_t *)(void *)(b->data + t->pos);
 }
 

@@ -2,6 +2,7 @@ package writer
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,7 @@ type Options struct {
 	TimeWindows   []TimeWindow
 	MaxBytes      uint64 // byte budget on the trace file; 0 = none
 	IdentityClock bool   // ticks are CLOCK_MONOTONIC ns already
+	Encoders      int    // goroutines compressing batches (the trace.Writer's concurrency)
 	Start         time.Time
 	Log           zerolog.Logger
 	// Path names the trace file in messages.
@@ -43,8 +45,10 @@ type Loop struct {
 	opt   Options
 	clock *Clock
 
-	batches   map[uint32]*trace.Batch
-	tool      *trace.Batch // the tool's own events (thread 0)
+	floor     map[uint32]int64 // per thread: time of its last event written
+	free      []*trace.Batch   // batches to reuse
+	ready     []*trace.Batch   // a cycle's batches, in span order
+	tool      *trace.Batch     // the tool's own events (thread 0)
 	spans     []Span
 	defBuf    []byte
 	defs      []trace.Def
@@ -80,13 +84,16 @@ func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 	l := &Loop{
 		h: h, tw: tw, out: out, opt: opt,
 		clock:    NewClock(opt.IdentityClock),
-		batches:  map[uint32]*trace.Batch{},
+		floor:    map[uint32]int64{},
 		tool:     tw.Batch(0),
 		defBuf:   make([]byte, 1<<20),
 		finished: make(chan struct{}),
 	}
 	if l.opt.FlushInterval <= 0 {
 		l.opt.FlushInterval = time.Second
+	}
+	if l.opt.Encoders <= 0 {
+		l.opt.Encoders = 1
 	}
 	if l.opt.FlushTimeout <= 0 {
 		l.opt.FlushTimeout = 5 * time.Second
@@ -255,18 +262,19 @@ func (l *Loop) writeDefs(tryOnly bool) {
 	}
 }
 
+// writeSpans decodes the cycle's spans in order into batches (one thread's
+// batches carry its time floor from one to the next), compresses them on up
+// to l.opt.Encoders goroutines, and writes them in span order.
 func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
+	out := l.ready[:0]
 	for _, s := range l.spans {
-		b := l.batches[s.Thread]
-		if b == nil {
-			b = l.tw.Batch(s.Thread)
-			l.batches[s.Thread] = b
-		}
+		b := l.batchFor(s.Thread)
 		_, err := decodeSpan(s.Data, l.clock, func(k trace.Kind, t int64, args []uint64) {
 			if b.Add(k, t, args...) == trace.ErrBatchFull {
-				l.writeBatch(b)
+				out = append(out, b)
+				b = l.batchFor(s.Thread)
 				b.Add(k, t, args...)
 			}
 		})
@@ -274,10 +282,58 @@ func (l *Loop) writeSpans() {
 			l.decodeErrLog = true
 			l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
 		}
-		l.writeBatch(b)
-		l.h.Release(s)
+		out = append(out, b)
+		l.floor[s.Thread] = b.Last()
+		l.h.Release(s) // the records are copied: the buffer can be reused now
 	}
 	l.spans = l.spans[:0]
+	l.encode(out)
+	for _, b := range out {
+		n := b.Len()
+		err := l.tw.WriteEncoded(b)
+		if err != nil {
+			b.Reset()
+		}
+		l.check(err, uint64(n))
+		l.free = append(l.free, b)
+	}
+	l.ready = out[:0]
+}
+
+// batchFor takes a pooled batch for thread, starting at its floor.
+func (l *Loop) batchFor(thread uint32) *trace.Batch {
+	var b *trace.Batch
+	if n := len(l.free); n > 0 {
+		b, l.free = l.free[n-1], l.free[:n-1]
+		b.Rebind(thread, l.floor[thread])
+	} else {
+		b = trace.NewBatch(thread, l.floor[thread])
+	}
+	l.floor[thread] = b.Last()
+	return b
+}
+
+// encode compresses the batches, in parallel when there are several.
+func (l *Loop) encode(batches []*trace.Batch) {
+	workers := min(l.opt.Encoders, len(batches))
+	if workers <= 1 {
+		for _, b := range batches {
+			l.tw.EncodeBatch(b) // an error comes back again from WriteEncoded
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(batches); i = int(next.Add(1) - 1) {
+				l.tw.EncodeBatch(batches[i])
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (l *Loop) writeBatch(b *trace.Batch) {
@@ -341,10 +397,14 @@ func (l *Loop) fireTimeWindows(now time.Time) {
 		if at.IsZero() || now.Before(at) {
 			continue
 		}
+		// The open is stamped before the gate opens and the close after it
+		// shuts, so every event recorded in the window lies between them
+		// even if this goroutine is preempted in between.
 		if !l.windowOpen[i] {
 			l.windowOpen[i] = true
+			at := l.now()
 			l.h.WindowSet(w.Index, true)
-			l.toolEvent(trace.Trigger, l.now(), uint64(w.Index), trace.TriggerOpen, trace.CauseTime)
+			l.toolEvent(trace.Trigger, at, uint64(w.Index), trace.TriggerOpen, trace.CauseTime)
 			if w.Duration > 0 {
 				l.windowNext[i] = at.Add(w.Duration)
 			} else {
