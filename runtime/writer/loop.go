@@ -402,9 +402,9 @@ func (l *Loop) fireTimeWindows(now time.Time) {
 		// even if this goroutine is preempted in between.
 		if !l.windowOpen[i] {
 			l.windowOpen[i] = true
-			at := l.now()
+			stamp := l.now()
 			l.h.WindowSet(w.Index, true)
-			l.toolEvent(trace.Trigger, at, uint64(w.Index), trace.TriggerOpen, trace.CauseTime)
+			l.toolEvent(trace.Trigger, stamp, uint64(w.Index), trace.TriggerOpen, trace.CauseTime)
 			if w.Duration > 0 {
 				l.windowNext[i] = at.Add(w.Duration)
 			} else {
