@@ -29,7 +29,9 @@
  *
  * Rules for sources:
  *   - Call occa_tools_connect() once before any other function. Events sent
- *     while the tool is inactive (no OCCA_TOOLS_CONFIG) return at once.
+ *     while the tool is inactive (no OCCA_TOOLS_CONFIG) return at once,
+ *     leaving the call untouched: initialise every occa_tools_call_t with
+ *     OCCA_TOOLS_CALL_INIT, so its correlation_id reads 0 then.
  *   - A ..._end call must run on the thread that made the matching ..._begin
  *     call, with the same occa_tools_call_t.
  *   - A slot must stay at the same address for the object's lifetime and must

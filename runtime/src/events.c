@@ -5,6 +5,9 @@
  * is then: the thread's state from an initial-exec TLS slot, cached per-object
  * decisions, a tick read, and a store into the thread's own buffer.
  *
+ * An inactive tool returns before touching anything, the call included
+ * (sources initialise it with OCCA_TOOLS_CALL_INIT).
+ *
  * call->tool_data: bit 0 = the begin was recorded (so the end is, whatever
  * the gate says by then); for calls that create an object, the rest is the
  * pending ot_obj pointer; for launches, bits 1.. are windows to close at the
@@ -58,9 +61,9 @@ static inline ot_obj *pending(const occa_tools_call_t *call) {
 
 void occa_tools_device_setup_begin(occa_tools_call_t *call, const char *mode,
                                    int64_t device_index, const char *properties) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_thread *t = ot_self();
   ot_obj *d = ot_device_new(mode, device_index, properties);
   if (!t || !d)
@@ -97,9 +100,9 @@ void occa_tools_device_setup_end(occa_tools_call_t *call, occa_tools_data_t *dev
 
 void occa_tools_memory_alloc_begin(occa_tools_call_t *call, occa_tools_data_t *device,
                                    uint64_t bytes, const char *tag) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_thread *t = ot_self();
   ot_obj *d = ot_device_of(device);
   ot_obj *m = ot_memory_new(d, bytes, tag);
@@ -139,9 +142,9 @@ void occa_tools_memory_alloc_end(occa_tools_call_t *call, occa_tools_data_t *mem
 }
 
 void occa_tools_memory_free_begin(occa_tools_call_t *call, occa_tools_data_t *memory) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_thread *t = ot_self();
   ot_obj *m = ot_memory_of(memory);
   if (!t || !m)
@@ -174,9 +177,9 @@ void occa_tools_memory_free_end(occa_tools_call_t *call, occa_tools_status_t sta
 void occa_tools_copy_begin(occa_tools_call_t *call, occa_tools_copy_direction_t direction,
                            occa_tools_data_t *src, occa_tools_data_t *dst, uint64_t bytes,
                            int is_async, occa_tools_data_t *stream) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_thread *t = ot_self();
   if (!t)
     return;
@@ -210,9 +213,9 @@ void occa_tools_copy_end(occa_tools_call_t *call, occa_tools_status_t status) {
 void occa_tools_build_begin(occa_tools_call_t *call, occa_tools_data_t *device, const char *name,
                             const char *source_file, const char *properties,
                             uint64_t properties_hash) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_thread *t = ot_self();
   ot_obj *d = ot_device_of(device);
   ot_obj *k = ot_kernel_new(name ? name : "<unknown kernel>", source_file, properties,
@@ -261,9 +264,9 @@ void occa_tools_build_end(occa_tools_call_t *call, occa_tools_data_t *kernel,
 
 void occa_tools_run_begin(occa_tools_call_t *call, occa_tools_data_t *kernel, const char *name,
                           occa_tools_data_t *device, occa_tools_data_t *stream) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_thread *t = ot_self();
   if (OT_UNLIKELY(!t))
     return;
@@ -351,9 +354,9 @@ static void sync_end(occa_tools_call_t *call, unsigned kind) {
 }
 
 void occa_tools_stream_finish_begin(occa_tools_call_t *call, occa_tools_data_t *stream) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_obj *s = ot_stream_of(stream, NULL);
   sync_begin(call, OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN, s, ot_obj_selected(s));
 }
@@ -363,9 +366,9 @@ void occa_tools_stream_finish_end(occa_tools_call_t *call) {
 }
 
 void occa_tools_device_finish_begin(occa_tools_call_t *call, occa_tools_data_t *device) {
-  call_clear(call);
   if (inactive() || !call)
     return;
+  call_clear(call);
   ot_obj *d = ot_device_of(device);
   sync_begin(call, OCCA_TOOLS_EVENT_DEVICE_FINISH_BEGIN, d, ot_obj_selected(d));
 }
