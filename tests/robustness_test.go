@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -323,10 +324,23 @@ func TestOnFullWaitLosesNothing(t *testing.T) {
 // instant the model predicts.
 func TestOnFullDropCountsLosses(t *testing.T) {
 	text := "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\nflush_interval = \"1s\"\n"
-	g := oneTrace(t, text, "-t", "2", "-s", "20000")
+	r := runWorkload(t, text, nil, "-t", "2", "-s", "20000", "--critical")
+	if r.err != nil || len(r.traces) != 1 {
+		t.Fatalf("run: %v, traces %v\n%s", r.err, r.traces, r.stderr)
+	}
+	g := readTrace(t, r.traces[0])
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
 	dropped := g.stats.Dropped[trace.DropBufferFull]
 	if dropped == 0 {
 		t.Skip("the writer kept up with a 1 MiB pool on this machine: nothing to check")
+	}
+	// The application's critical-event callback heard of the loss.
+	heard := "workload: critical kind=23 count=" + strconv.FormatUint(dropped, 10) + ": " +
+		strconv.FormatUint(dropped, 10) + " events were lost; see the trace's stats"
+	if !strings.Contains(r.stderr, heard) {
+		t.Errorf("stderr lacks %q:\n%s", heard, r.stderr)
 	}
 	var inEvents uint64
 	for _, e := range g.events {
@@ -390,5 +404,30 @@ func TestFullDisk(t *testing.T) {
 	st, _ := os.Stat(onlyTrace(t, filepath.Join(dir, "out")))
 	if st.Size() > 24*1024 {
 		t.Errorf("file size %d over the limit", st.Size())
+	}
+}
+
+// The byte budget stops recording once the trace holds max_bytes, with a
+// Budget trigger; the application runs on.
+func TestByteBudget(t *testing.T) {
+	text := "[output]\nflush_interval = \"10ms\"\n[trigger]\nmax_bytes = \"16KiB\"\n"
+	g := oneTrace(t, text, "-t", "1", "-s", "20000", "-w", "20")
+	var budget []trace.Event
+	for _, e := range g.events {
+		if e.Kind == trace.Trigger && e.Args[1] == trace.TriggerBudget {
+			budget = append(budget, e)
+		}
+	}
+	if len(budget) != 1 || budget[0].Args[2] != trace.CauseBudget || budget[0].Args[0] != 0xFFFF {
+		t.Fatalf("budget triggers = %v", budget)
+	}
+	for _, e := range g.events {
+		spec := e.Kind.Spec()
+		if spec.Domain != trace.DomainTool && spec.Begin && e.Time > budget[0].Time {
+			t.Fatalf("%s at %d ns after the budget stopped recording at %d ns", e.Kind, e.Time, budget[0].Time)
+		}
+	}
+	if g.counts[trace.RunBegin] >= 20000*6 {
+		t.Errorf("the budget did not stop anything: %d launches", g.counts[trace.RunBegin])
 	}
 }

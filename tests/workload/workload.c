@@ -22,6 +22,7 @@
  *                 [--tag-memory] [--api-pause] [--sleep-ms N] [--fork]
  *                 [--kill-self SIGNAL] [--spin-forever] [--toggle-at STEP]...
  *                 [--report-maps] [--install-handler] [--flush-kill] [--tag-dot]
+ *                 [--critical]
  * Exit status 0; it prints one line "workload: threads=T steps=S".
  */
 #define _GNU_SOURCE
@@ -178,6 +179,13 @@ static void report_maps(void) {
   printf("workload: core_loaded=%d threads=%d\n", core, threads);
 }
 
+static void on_critical(void *user, occa_tools_event_kind_t kind, uint64_t count,
+                        const char *message) {
+  (void)user;
+  fprintf(stderr, "workload: critical kind=%d count=%llu: %s\n", (int)kind,
+          (unsigned long long)count, message);
+}
+
 static int signal_number(const char *name) {
   if (!strcmp(name, "TERM")) return SIGTERM;
   if (!strcmp(name, "INT")) return SIGINT;
@@ -189,7 +197,7 @@ static int signal_number(const char *name) {
 
 int main(int argc, char **argv) {
   int do_fork = 0, kill_self = 0, sleep_ms = 0, maps = 0, handler = 0;
-  int flush_kill = 0, tag_dot = 0;
+  int flush_kill = 0, tag_dot = 0, critical = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-t") && i + 1 < argc) nthreads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-s") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -201,6 +209,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--report-maps")) maps = 1;
     else if (!strcmp(argv[i], "--flush-kill")) flush_kill = 1;
     else if (!strcmp(argv[i], "--tag-dot")) tag_dot = 1;
+    else if (!strcmp(argv[i], "--critical")) critical = 1;
     else if (!strcmp(argv[i], "--install-handler")) handler = 1;
     else if (!strcmp(argv[i], "--api-pause")) api_pause = 1;
     else if (!strcmp(argv[i], "--fork")) do_fork = 1;
@@ -214,6 +223,8 @@ int main(int argc, char **argv) {
     signal(SIGTERM, on_term);
   occa_tools_api_t api = {sizeof api, 0, 0, NULL, NULL};
   occa_tools_connect(OCCA_TOOLS_ABI_VERSION, "workload", &api);
+  if (critical)
+    occa_tools_set_critical_callback(on_critical, NULL);
 
   setup(&cuda[0], "CUDA", 0, "{mode: 'CUDA', device_id: 0}");
   setup(&cuda[1], "CUDA", 1, "{mode: 'CUDA', device_id: 1}");

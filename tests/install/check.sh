@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# CI checks of `make install` and `make dist` (run by `make test-install`):
+#   1. make install DESTDIR=... lays out the expected tree; make install
+#      PREFIX=... into a temporary prefix, which is then moved (relocation);
+#   2. from the moved prefix, with no build-tree paths in the environment:
+#      occa-tools version/help, the workload traced with an installed config,
+#      info and dump on its trace (convert and summary when `help` lists them),
+#      and a check with LD_DEBUG that every library came from the prefix;
+#   3. a C program built with pkg-config and another with CMake against the
+#      installed header and library, run traced;
+#   4. make dist; its checksum; the tarball built with GOFLAGS=-mod=vendor
+#      GOPROXY=off and an empty module cache (no network, no cache);
+#   5. python3 -m py_compile of the Spack recipe and the recipe consistency
+#      test (go test ./tests/install).
+# Needs: cc, make, go, pkg-config, cmake, python3, readelf (binutils).
+# KEEP=1 keeps the temporary directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/occa-tools-install.XXXXXX")
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "keeping $tmp"; fi
+step() { printf '\n==> %s\n' "$*"; }
+fail() { echo "check.sh: FAIL: $*" >&2; exit 1; }
+
+version=$(make -s print-version)
+abi=$(sed -n 's/^#define OCCA_TOOLS_ABI_VERSION \([0-9]*\)u*$/\1/p' runtime/include/occa_tools.h)
+major=$(sed -n 's/^\tFormatMajor = \([0-9]*\)$/\1/p' formats/trace/limits.go)
+minor=$(sed -n 's/^\tFormatMinor = \([0-9]*\)$/\1/p' formats/trace/limits.go)
+[ -n "$abi" ] && [ -n "$major" ] && [ -n "$minor" ] || fail "cannot read ABI or format version from the sources"
+
+step "make install DESTDIR=$tmp/stage PREFIX=/opt/occa-tools"
+make -s install DESTDIR="$tmp/stage" PREFIX=/opt/occa-tools >/dev/null
+for f in bin/occa-tools bin/occa-tools-workload lib/libocca_tools.so.1 lib/libocca_tools.so \
+  lib/libocca_tools_core.so include/occa_tools.h lib/pkgconfig/occa-tools.pc \
+  lib/cmake/OccaTools/OccaToolsConfig.cmake lib/cmake/OccaTools/OccaToolsConfigVersion.cmake \
+  share/occa-tools/configs/default.toml share/man/man1/occa-tools.1; do
+  [ -e "$tmp/stage/opt/occa-tools/$f" ] || fail "DESTDIR install lacks $f"
+done
+[ "$(readlink "$tmp/stage/opt/occa-tools/lib/libocca_tools.so")" = libocca_tools.so.1 ] ||
+  fail "lib/libocca_tools.so is not a relative link to libocca_tools.so.1"
+[ "$(ls configs/*.toml | wc -l)" = "$(ls "$tmp/stage/opt/occa-tools/share/occa-tools/configs/" | wc -l)" ] ||
+  fail "not every config was installed"
+echo "ok: layout"
+
+step "make install PREFIX=$tmp/prefix, then moved to $tmp/moved"
+make -s install PREFIX="$tmp/prefix" >/dev/null
+mv "$tmp/prefix" "$tmp/moved"
+p=$tmp/moved
+soname=$(readelf -d "$p/lib/libocca_tools.so.1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = libocca_tools.so.1 ] || fail "libocca_tools.so.1 has SONAME '$soname'"
+for b in "$p"/bin/*; do
+  # Every rpath must be $ORIGIN-relative: nothing may point at the build tree.
+  readelf -d "$b" 2>/dev/null | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]/\2/p' | tr : '\n' | while read -r rp; do
+    case $rp in '$ORIGIN'*) ;; *) fail "$b has rpath $rp";; esac
+  done
+done
+echo "ok: SONAME libocca_tools.so.1, rpaths \$ORIGIN-relative"
+
+# From here on nothing of the build tree is reachable through the environment.
+run() { (cd "$tmp/run" && env -u LD_LIBRARY_PATH -u OCCA_TOOLS_CORE -u OCCA_TOOLS_BUILD \
+  PATH="$p/bin:/usr/bin:/bin" "$@"); }
+mkdir -p "$tmp/run"
+
+step "occa-tools version (installed)"
+run occa-tools version | tee "$tmp/version.txt"
+printf 'occa-tools version %s\nABI version %s (libocca_tools.so.1)\ntrace format version %s.%s\n' \
+  "$version" "$abi" "$major" "$minor" > "$tmp/version.want"
+head -3 "$tmp/version.txt" | diff "$tmp/version.want" - || fail "occa-tools version does not match the sources"
+run occa-tools help > "$tmp/help.txt"
+for c in $(sed -n 's/^\t\([a-z][a-z-]*\)  .*/\1/p' "$tmp/help.txt"); do
+  grep -q "^\.SS $c\$" "$p/share/man/man1/occa-tools.1" || fail "the man page lacks command $c"
+done
+echo "ok: version, man page lists every command of help"
+
+step "the installed workload, traced with the installed default config"
+run env OCCA_TOOLS_CONFIG="$p/share/occa-tools/configs/default.toml" LD_DEBUG=files \
+  LD_DEBUG_OUTPUT="$tmp/lddebug" occa-tools-workload -t 2 -s 20
+trace=$(ls "$tmp"/run/occa-tools-traces/*.occatrace)
+[ "$(echo "$trace" | wc -l)" = 1 ] || fail "expected one trace, got: $trace"
+loaded=$(cat "$tmp"/lddebug.* | sed -n 's/.*file=\([^ ]*libocca_tools[^ ]*\) .*/\1/p' | sort -u)
+echo "$loaded"
+echo "$loaded" | grep -q libocca_tools_core.so || fail "the core was not loaded"
+echo "$loaded" | while read -r l; do
+  case $l in "$p"/lib/*|libocca_tools*) ;; *) fail "loaded $l, not from the prefix";; esac
+done
+# The paths the loader actually opened (not the names it looked for):
+cat "$tmp"/lddebug.* | sed -n 's/.*calling init: \(.*libocca_tools.*\)/\1/p' | sort -u | tee "$tmp/inits"
+[ "$(grep -c . "$tmp/inits")" -ge 2 ] || fail "expected libocca_tools.so.1 and the core to be initialised"
+grep -v "^$p/lib/" "$tmp/inits" && fail "a library was loaded from outside the prefix"
+echo "ok: runtime and core loaded from $p/lib"
+
+step "occa-tools info / dump on that trace"
+run occa-tools info "$trace" | tee "$tmp/info.txt"
+grep -q "written by occa-tools $version (ABI $abi)" "$tmp/info.txt" || fail "info does not show version $version and ABI $abi"
+run occa-tools dump "$trace" > "$tmp/dump.txt"
+[ -s "$tmp/dump.txt" ] || fail "dump printed nothing"
+echo "ok: dump printed $(wc -l < "$tmp/dump.txt") lines"
+if grep -q '^	convert ' "$tmp/help.txt"; then
+  step "occa-tools convert (listed by help)"
+  run occa-tools help convert | head -3
+fi
+if grep -q '^	summary ' "$tmp/help.txt"; then
+  step "occa-tools summary (listed by help)"
+  run occa-tools summary "$trace" | head -20
+fi
+
+step "a C program built with pkg-config against the installed tree"
+export PKG_CONFIG_PATH="$p/lib/pkgconfig"
+echo "pkg-config --modversion: $(pkg-config --modversion occa-tools); flags: $(pkg-config --cflags --libs occa-tools)"
+[ "$(pkg-config --modversion occa-tools)" = "$version" ] || fail "occa-tools.pc says version $(pkg-config --modversion occa-tools)"
+[ "$(pkg-config --variable=abi_version occa-tools)" = "$abi" ] || fail "occa-tools.pc abi_version"
+libdir=$(pkg-config --variable=libdir occa-tools)
+# shellcheck disable=SC2046
+cc -std=c99 -Wall -Wextra -Werror -o "$tmp/app-pc" tests/install/app.c \
+  $(pkg-config --cflags --libs occa-tools) -Wl,-rpath,"$libdir"
+run "$tmp/app-pc" | tee "$tmp/app.txt"
+grep -q "traced=0" "$tmp/app.txt" || fail "untraced run"
+rm -rf "$tmp/run/occa-tools-traces"
+run env OCCA_TOOLS_CONFIG="$p/share/occa-tools/configs/default.toml" "$tmp/app-pc" | tee "$tmp/app.txt"
+grep -q "traced=1" "$tmp/app.txt" || fail "the pkg-config program was not traced"
+run occa-tools dump "$tmp"/run/occa-tools-traces/app-pc-*.occatrace | grep -q built-against-the-installed-tree ||
+  fail "the marker is not in the pkg-config program's trace"
+echo "ok: pkg-config"
+
+step "a C program built with CMake (find_package(OccaTools))"
+cmake -S tests/install/cmake -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$p" >"$tmp/cmake.log" ||
+  { cat "$tmp/cmake.log"; fail "cmake configure"; }
+grep 'OccaTools ' "$tmp/cmake.log"
+cmake --build "$tmp/cmake-build" >"$tmp/cmake-build.log" || { cat "$tmp/cmake-build.log"; fail "cmake build"; }
+rm -rf "$tmp/run/occa-tools-traces"
+run env OCCA_TOOLS_CONFIG="$p/share/occa-tools/configs/default.toml" "$tmp/cmake-build/app" | tee "$tmp/app.txt"
+grep -q "traced=1" "$tmp/app.txt" || fail "the CMake program was not traced"
+echo "ok: CMake"
+
+step "make dist, then build the tarball offline"
+make -s dist 2>&1 | tail -3
+tarball=$(ls -t dist/occa-tools-*.tar.gz | head -1)
+(cd dist && sha256sum -c "${tarball##*/}.sha256")
+mkdir -p "$tmp/dist" && tar -xzf "$tarball" -C "$tmp/dist"
+src=$(echo "$tmp"/dist/occa-tools-*)
+[ -f "$src/VERSION" ] && [ -f "$src/vendor/modules.txt" ] || fail "the tarball lacks VERSION or vendor/modules.txt"
+[ ! -e "$src/.git" ] || fail "the tarball holds .git"
+(cd "$src" && env -u VERSION GOFLAGS=-mod=vendor GOPROXY=off GOMODCACHE="$tmp/empty-modcache" \
+  GOPATH="$tmp/empty-gopath" GOTOOLCHAIN=local make -s all test-programs >/dev/null)
+(cd "$src" && ./build/bin/occa-tools version | head -1) | tee "$tmp/dist-version.txt"
+[ "$(cat "$tmp/dist-version.txt")" = "occa-tools version $(cat "$src/VERSION")" ] ||
+  fail "the tarball's build does not report its VERSION file"
+(cd "$src" && make -s install PREFIX="$tmp/dist-prefix" >/dev/null)
+(cd "$tmp/run" && rm -rf occa-tools-traces && OCCA_TOOLS_CONFIG="$tmp/dist-prefix/share/occa-tools/configs/minimal-overhead.toml" \
+  "$tmp/dist-prefix/bin/occa-tools-workload" -t 1 -s 5 && "$tmp/dist-prefix/bin/occa-tools" info occa-tools-traces/*.occatrace | head -3)
+echo "ok: dist builds with GOFLAGS=-mod=vendor GOPROXY=off and an empty module cache"
+
+step "Spack recipe: py_compile and consistency with the project"
+find spack -name '*.py' -print0 | xargs -0 -n1 python3 -m py_compile
+find spack -name __pycache__ -prune -exec rm -rf {} +
+go test -count=1 ./tests/install
+echo
+echo "check.sh: all install checks passed"
