@@ -48,6 +48,7 @@ type Env struct {
 var commands = []*Command{
 	cmdDump,
 	cmdInfo,
+	cmdSummary,
 	cmdVersion,
 }
 

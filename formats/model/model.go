@@ -279,6 +279,8 @@ func (pr *Pairer) wait(r *Row) error {
 		pr.ring = make([]Row, pr.Window)
 	}
 	if pr.n == len(pr.ring) {
+		row := *r // pop reuses pr.row, which r may be
+		r = &row
 		if err := pr.pop(); err != nil {
 			return err
 		}
@@ -384,6 +386,10 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 				break
 			}
 			res.fill(r)
+			// What was read before the damage is sound: send it out.
+			if ferr := pr.Flush(); ferr != nil {
+				return res, ferr
+			}
 			return res, fmt.Errorf("%s: %w", path, err)
 		}
 		res.Events++

@@ -154,3 +154,20 @@ func equal(a, b []int64) bool {
 	}
 	return true
 }
+
+// A full window must keep the launch that overflowed it (regression: pop
+// reused the row being added).
+func TestWindowOverflowKeepsRows(t *testing.T) {
+	p := &Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	var got []uint64
+	pr := NewPairer(p, func(p *Process, r *Row) error { got = append(got, r.Corr); return nil })
+	pr.Window = 2
+	for c := uint64(1); c <= 5; c++ {
+		pr.Add(&trace.Event{Kind: trace.RunBegin, Time: int64(c * 10), Args: [trace.MaxArgs]uint64{c, 1}})
+		pr.Add(&trace.Event{Kind: trace.RunEnd, Time: int64(c*10 + 5), Args: [trace.MaxArgs]uint64{c}})
+	}
+	pr.Flush()
+	if len(got) != 5 || got[0] != 1 || got[4] != 5 || got[2] != 3 {
+		t.Errorf("corrs %v, want 1..5", got)
+	}
+}

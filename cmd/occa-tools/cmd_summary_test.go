@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runGolden runs each command line in a directory of test traces and
+// compares its output with testdata/<name>.golden.
+func runGolden(t *testing.T, cases [][2]string) {
+	dir := t.TempDir()
+	writeTraces(t, dir)
+	os.MkdirAll(filepath.Join(dir, "run"), 0o755)
+	small, _ := os.ReadFile(filepath.Join(dir, "small.occa"))
+	nodefs, _ := os.ReadFile(filepath.Join(dir, "nodefs.occa"))
+	os.WriteFile(filepath.Join(dir, "run", "a.occatrace"), small, 0o644)
+	os.WriteFile(filepath.Join(dir, "run", "b.occatrace"), nodefs, 0o644)
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	for _, c := range cases {
+		name, args := c[0], c[1]
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			status := run(strings.Fields(args), &Env{Stdout: &stdout, Stderr: &stderr})
+			got := fmt.Sprintf("$ occa-tools %s\nexit status %d\n-- stdout --\n%s-- stderr --\n%s", args, status, stdout.String(), stderr.String())
+			golden := filepath.Join(wd, "testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (rerun with -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	runGolden(t, [][2]string{
+		{"help-summary", "help summary"},
+		{"summary", "summary small.occa"},
+		{"summary-csv-kernels", "summary -format csv -section kernels small.occa"},
+		{"summary-markdown", "summary -format markdown -section copies small.occa"},
+		{"summary-run", "summary -section ranks run"},
+		{"summary-damaged", "summary damaged.occa"},
+		{"summary-salvage", "summary -salvage -section kernels damaged.occa"},
+		{"summary-bad-format", "summary -format xml small.occa"},
+		{"summary-bad-section", "summary -section nope small.occa"},
+		{"summary-no-args", "summary"},
+	})
+}

@@ -1,0 +1,221 @@
+package summary
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// maxSamples is how many values a Dist keeps exactly; past that it keeps a
+// histogram, and its median is exact to within 1/64 (1.6 %).
+const maxSamples = 1 << 16
+
+// Dist collects a distribution of durations (ns) in bounded memory.
+type Dist struct {
+	N        int64
+	Sum      int64
+	Min, Max int64
+	mean, m2 float64 // Welford
+	samples  []int64
+	hist     []uint64 // nil until samples overflow
+}
+
+func (d *Dist) Add(v int64) {
+	if v < 0 {
+		v = 0
+	}
+	if d.N == 0 || v < d.Min {
+		d.Min = v
+	}
+	if v > d.Max {
+		d.Max = v
+	}
+	d.N++
+	d.Sum += v
+	delta := float64(v) - d.mean
+	d.mean += delta / float64(d.N)
+	d.m2 += delta * (float64(v) - d.mean)
+	if d.hist == nil {
+		d.samples = append(d.samples, v)
+		if len(d.samples) > maxSamples {
+			d.toHist()
+		}
+		return
+	}
+	d.hist[bucket(v)]++
+}
+
+func (d *Dist) toHist() {
+	d.hist = make([]uint64, 65*64)
+	for _, s := range d.samples {
+		d.hist[bucket(s)]++
+	}
+	d.samples = nil
+}
+
+// bucket: 64 linear sub-buckets per power of two.
+func bucket(v int64) int {
+	u := uint64(v)
+	if u < 64 {
+		return int(u)
+	}
+	n := bits.Len64(u) // >= 7
+	return (n-6)*64 + int(u>>(n-7))&63
+}
+
+// bucketMid is the middle of a bucket's range.
+func bucketMid(b int) int64 {
+	if b < 64 {
+		return int64(b)
+	}
+	n := b/64 + 6
+	lo := (uint64(64) | uint64(b%64)) << (n - 7)
+	return int64(lo + (uint64(1)<<(n-7))/2)
+}
+
+// Merge adds o's values to d.
+func (d *Dist) Merge(o *Dist) {
+	if o.N == 0 {
+		return
+	}
+	if d.N == 0 {
+		d.Min, d.Max = o.Min, o.Max
+	}
+	d.Min, d.Max = min(d.Min, o.Min), max(d.Max, o.Max)
+	n := d.N + o.N
+	delta := o.mean - d.mean
+	d.m2 += o.m2 + delta*delta*float64(d.N)*float64(o.N)/float64(n)
+	d.mean += delta * float64(o.N) / float64(n)
+	d.N, d.Sum = n, d.Sum+o.Sum
+	switch {
+	case d.hist == nil && o.hist == nil && len(d.samples)+len(o.samples) <= maxSamples:
+		d.samples = append(d.samples, o.samples...)
+		return
+	case d.hist == nil:
+		d.toHist()
+	}
+	for _, s := range o.samples {
+		d.hist[bucket(s)]++
+	}
+	for i, c := range o.hist {
+		d.hist[i] += c
+	}
+}
+
+// Avg returns the mean.
+func (d *Dist) Avg() float64 {
+	if d.N == 0 {
+		return 0
+	}
+	return float64(d.Sum) / float64(d.N)
+}
+
+// Stddev returns the population standard deviation.
+func (d *Dist) Stddev() float64 {
+	if d.N == 0 {
+		return 0
+	}
+	return math.Sqrt(d.m2 / float64(d.N))
+}
+
+// Median returns the median (the lower middle value for an even count).
+func (d *Dist) Median() int64 {
+	if d.N == 0 {
+		return 0
+	}
+	if d.hist == nil {
+		slices.Sort(d.samples)
+		return d.samples[(len(d.samples)-1)/2]
+	}
+	want := uint64(d.N-1)/2 + 1
+	var seen uint64
+	for i, c := range d.hist {
+		seen += c
+		if seen >= want {
+			return min(max(bucketMid(i), d.Min), d.Max)
+		}
+	}
+	return d.Max
+}
+
+// Union measures the union of intervals (busy time) in bounded memory.
+// Intervals may come in any order; they are merged when the buffer fills.
+// Intervals that end more than Lag ns before the latest start seen are
+// retired into a running total; the part of an interval arriving later than
+// that which falls before the retired horizon is not counted.
+type Union struct {
+	Lag     int64
+	buf     [][2]int64
+	retired int64
+	horizon int64 // everything before it is retired
+	latest  int64
+	last    int // length after the last compaction
+}
+
+// DefaultLag is Union.Lag's default: 10 s of trace time.
+const DefaultLag = 10e9
+
+const unionBuf = 1 << 14
+
+func (u *Union) Add(start, end int64) {
+	if end <= start {
+		return
+	}
+	u.latest = max(u.latest, start)
+	u.buf = append(u.buf, [2]int64{start, end})
+	if len(u.buf) >= unionBuf && len(u.buf) >= 2*u.last {
+		u.compact()
+	}
+}
+
+func (u *Union) compact() {
+	slices.SortFunc(u.buf, func(a, b [2]int64) int {
+		switch {
+		case a[0] < b[0]:
+			return -1
+		case a[0] > b[0]:
+			return 1
+		}
+		return 0
+	})
+	out := u.buf[:0]
+	for _, iv := range u.buf {
+		if n := len(out); n > 0 && iv[0] <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], iv[1])
+			continue
+		}
+		out = append(out, iv)
+	}
+	lag := u.Lag
+	if lag == 0 {
+		lag = DefaultLag
+	}
+	cut := u.latest - lag
+	i := 0
+	for ; i < len(out) && out[i][1] < cut; i++ {
+		u.retired += out[i][1] - max(out[i][0], u.horizon)
+		u.horizon = max(u.horizon, out[i][1])
+	}
+	n := copy(out, out[i:])
+	u.buf = out[:n]
+	u.last = n
+}
+
+// Total returns the busy time.
+func (u *Union) Total() int64 {
+	u.compact()
+	t := u.retired
+	for _, iv := range u.buf {
+		t += iv[1] - iv[0]
+	}
+	return t
+}
+
+// Merge adds o's intervals to u.
+func (u *Union) Merge(o *Union) {
+	o.compact()
+	u.retired += o.retired
+	for _, iv := range o.buf {
+		u.Add(iv[0], iv[1])
+	}
+}

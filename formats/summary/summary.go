@@ -1,0 +1,304 @@
+// Package summary builds the nvprof/iprof-style report of one trace or a
+// whole run from model rows: per kernel, memory traffic per direction,
+// allocations, kernel builds, host API calls, per device and per rank with
+// cross-rank imbalance, busy time as the union of intervals beside plain
+// sums, and drops.
+//
+// Use one Collector per trace file (they may run in parallel), then Merge
+// them into a Report.
+package summary
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+type devKey struct {
+	rank   int64
+	device string
+}
+
+type kernelStats struct {
+	host, dev Dist
+}
+
+type copyStats struct {
+	Dist
+	bytes uint64
+	busy  Union
+}
+
+type buildStats struct {
+	Dist
+	hits, misses, failed int64
+}
+
+type deviceStats struct {
+	kernels       int64
+	kernelSum     int64 // device-side time where known, else host span
+	kernelBusy    Union
+	copies        int64
+	copyBytes     uint64
+	copySum       int64
+	copyBusy      Union
+	allBusy       Union
+	allocs, frees int64
+	allocBytes    uint64
+	peak          int64
+	leaked        int64
+	leakedBytes   uint64
+}
+
+type rankStats struct {
+	host      string
+	pid       int64
+	files     int
+	events    uint64
+	first     int64
+	last      int64
+	seen      bool
+	kernels   int64
+	kernelSum int64 // host-side
+	apiSum    int64
+	apiBusy   Union
+	copyBytes uint64
+	dropped   uint64 // from stats chunks
+	dropRows  uint64 // from dropped events
+	dropBy    map[string]uint64
+	complete  bool
+	problems  int
+}
+
+// Collector gathers one trace's rows. Not safe for concurrent use: give each
+// trace its own.
+type Collector struct {
+	kernels map[string]*kernelStats
+	copies  map[string]*copyStats
+	builds  map[string]*buildStats
+	api     map[string]*Dist
+	devices map[devKey]*deviceStats
+	ranks   map[int64]*rankStats
+	mem     map[int64]*model.MemoryInUse
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector {
+	return &Collector{
+		kernels: map[string]*kernelStats{}, copies: map[string]*copyStats{}, builds: map[string]*buildStats{},
+		api: map[string]*Dist{}, devices: map[devKey]*deviceStats{}, ranks: map[int64]*rankStats{},
+		mem: map[int64]*model.MemoryInUse{},
+	}
+}
+
+func getOr[K comparable, V any](m map[K]*V, k K) *V {
+	v := m[k]
+	if v == nil {
+		v = new(V)
+		m[k] = v
+	}
+	return v
+}
+
+func (c *Collector) rank(p *model.Process) *rankStats {
+	rs := c.ranks[p.Rank]
+	if rs == nil {
+		rs = &rankStats{host: p.Header.Host, pid: p.Header.PID, dropBy: map[string]uint64{}}
+		c.ranks[p.Rank] = rs
+	}
+	return rs
+}
+
+func deviceName(p *model.Process, id uint64) string {
+	if id == 0 {
+		return "host"
+	}
+	return p.Dict.Device(id).Name()
+}
+
+// Add takes one row; it has the model.Sink signature.
+func (c *Collector) Add(p *model.Process, r *model.Row) error {
+	rs := c.rank(p)
+	end := r.Start + max(r.Dur, 0)
+	if !rs.seen || r.Start < rs.first {
+		rs.first = r.Start
+	}
+	rs.seen = true
+	rs.last = max(rs.last, end)
+	paired := r.Dur != model.Unpaired
+	if paired && r.Kind.Spec() != nil && r.Kind.Spec().Begin {
+		d := getOr(c.api, model.KindName(r.Kind))
+		d.Add(r.Dur)
+		rs.apiSum += r.Dur
+		rs.apiBusy.Add(r.Start, end)
+	}
+	switch r.Kind {
+	case trace.RunBegin:
+		if !paired {
+			return nil
+		}
+		k := getOr(c.kernels, r.Name)
+		k.host.Add(r.Dur)
+		rs.kernels++
+		rs.kernelSum += r.Dur
+		ds := getOr(c.devices, devKey{p.Rank, deviceName(p, r.Device)})
+		ds.kernels++
+		s, d := r.Start, r.Dur
+		if r.DevDur >= 0 {
+			k.dev.Add(r.DevDur)
+			d = r.DevDur
+			if r.DevStart != 0 {
+				s = r.DevStart
+			}
+		}
+		ds.kernelSum += d
+		ds.kernelBusy.Add(s, s+d)
+		ds.allBusy.Add(s, s+d)
+	case trace.CopyBegin:
+		if !paired {
+			return nil
+		}
+		cs := getOr(c.copies, r.Direction())
+		cs.Add(r.Dur)
+		cs.bytes += r.Bytes
+		cs.busy.Add(r.Start, end)
+		rs.copyBytes += r.Bytes
+		ds := getOr(c.devices, devKey{p.Rank, deviceName(p, r.Device)})
+		ds.copies++
+		ds.copyBytes += r.Bytes
+		ds.copySum += r.Dur
+		ds.copyBusy.Add(r.Start, end)
+		ds.allBusy.Add(r.Start, end)
+	case trace.BuildBegin:
+		if !paired {
+			return nil
+		}
+		bs := getOr(c.builds, r.Name)
+		bs.Add(r.Dur)
+		switch {
+		case r.Status != trace.StatusOK:
+			bs.failed++
+		case r.Aux == trace.CacheHit:
+			bs.hits++
+		case r.Aux == trace.CacheMiss:
+			bs.misses++
+		}
+	case trace.MemoryAllocBegin, trace.MemoryFreeBegin:
+		m := c.mem[p.Rank]
+		if m == nil {
+			m = model.NewMemoryInUse()
+			c.mem[p.Rank] = m
+		}
+		if dev, _, ok := m.Add(r); ok {
+			ds := getOr(c.devices, devKey{p.Rank, deviceName(p, dev)})
+			if r.Kind == trace.MemoryAllocBegin {
+				ds.allocs++
+				ds.allocBytes += r.Bytes
+			} else {
+				ds.frees++
+			}
+			ds.peak = max(ds.peak, m.Peak[dev])
+		}
+	case trace.Dropped:
+		rs.dropRows += r.Bytes
+		rs.dropBy[r.Name] += r.Bytes
+	}
+	return nil
+}
+
+// Finish records what model.Read learned about the trace besides its rows.
+func (c *Collector) Finish(res *model.Result) {
+	p := res.Process
+	rs := c.rank(p)
+	rs.files++
+	rs.events += res.Events
+	rs.dropped += res.Dropped()
+	rs.complete = res.Complete
+	rs.problems += len(res.Problems)
+	if res.Stats != nil {
+		for i, n := range res.Stats.Dropped {
+			if n != 0 && rs.dropBy[trace.DropReasonName(uint64(i))] < n {
+				rs.dropBy[trace.DropReasonName(uint64(i))] = n
+			}
+		}
+	}
+	if m := c.mem[p.Rank]; m != nil {
+		for _, a := range m.Live() {
+			ds := getOr(c.devices, devKey{p.Rank, deviceName(p, a.Device)})
+			ds.leaked++
+			ds.leakedBytes += a.Bytes
+		}
+		c.mem[p.Rank] = nil
+	}
+}
+
+// Merge combines collectors (one per trace) into one.
+func Merge(cs ...*Collector) *Collector {
+	out := NewCollector()
+	for _, c := range cs {
+		for k, v := range c.kernels {
+			o := getOr(out.kernels, k)
+			o.host.Merge(&v.host)
+			o.dev.Merge(&v.dev)
+		}
+		for k, v := range c.copies {
+			o := getOr(out.copies, k)
+			o.Dist.Merge(&v.Dist)
+			o.bytes += v.bytes
+			o.busy.Merge(&v.busy)
+		}
+		for k, v := range c.builds {
+			o := getOr(out.builds, k)
+			o.Dist.Merge(&v.Dist)
+			o.hits, o.misses, o.failed = o.hits+v.hits, o.misses+v.misses, o.failed+v.failed
+		}
+		for k, v := range c.api {
+			getOr(out.api, k).Merge(v)
+		}
+		for k, v := range c.devices {
+			o := getOr(out.devices, k)
+			o.kernels += v.kernels
+			o.kernelSum += v.kernelSum
+			o.kernelBusy.Merge(&v.kernelBusy)
+			o.copies += v.copies
+			o.copyBytes += v.copyBytes
+			o.copySum += v.copySum
+			o.copyBusy.Merge(&v.copyBusy)
+			o.allBusy.Merge(&v.allBusy)
+			o.allocs, o.frees, o.allocBytes = o.allocs+v.allocs, o.frees+v.frees, o.allocBytes+v.allocBytes
+			o.peak = max(o.peak, v.peak)
+			o.leaked, o.leakedBytes = o.leaked+v.leaked, o.leakedBytes+v.leakedBytes
+		}
+		for k, v := range c.ranks {
+			o := out.ranks[k]
+			if o == nil {
+				out.ranks[k] = v
+				continue
+			}
+			// Two files with one rank: add them up.
+			o.files += v.files
+			o.events += v.events
+			o.first, o.last = min(o.first, v.first), max(o.last, v.last)
+			o.kernels += v.kernels
+			o.kernelSum += v.kernelSum
+			o.apiSum += v.apiSum
+			o.apiBusy.Merge(&v.apiBusy)
+			o.copyBytes += v.copyBytes
+			o.dropped += v.dropped
+			o.dropRows += v.dropRows
+			for r, n := range v.dropBy {
+				o.dropBy[r] += n
+			}
+			o.complete = o.complete && v.complete
+			o.problems += v.problems
+		}
+	}
+	return out
+}
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,169 @@
+package summary
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func writeSmall(t testing.TB, dir, name string, o tracetest.SmallOptions) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tracetest.WriteSmall(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func collect(t *testing.T, paths ...string) *Report {
+	var cs []*Collector
+	for i, p := range paths {
+		c := NewCollector()
+		res, err := model.Read(p, i, model.Options{}, c.Add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Finish(res)
+		cs = append(cs, c)
+	}
+	return Merge(cs...).Report()
+}
+
+func TestGolden(t *testing.T) {
+	dir := t.TempDir()
+	one := writeSmall(t, dir, "a.occatrace", tracetest.SmallOptions{})
+	rep := collect(t, one)
+	for _, f := range Formats {
+		var out bytes.Buffer
+		if err := rep.Write(&out, f, ""); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "small."+f, out.Bytes())
+	}
+	var out bytes.Buffer
+	if err := rep.Write(&out, "csv", "kernels"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "small-kernels.csv", out.Bytes())
+	// The same trace twice is one rank with twice the counts (same header).
+	two := collect(t, one, one)
+	out.Reset()
+	if err := two.Write(&out, "table", ""); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "small-twice.table", out.Bytes())
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update):\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestDist(t *testing.T) {
+	var d Dist
+	for _, v := range []int64{5, 1, 3, 2, 4} {
+		d.Add(v)
+	}
+	if d.N != 5 || d.Sum != 15 || d.Min != 1 || d.Max != 5 || d.Median() != 3 || d.Stddev() < 1.414 || d.Stddev() > 1.415 {
+		t.Errorf("dist %+v median %d stddev %f", d, d.Median(), d.Stddev())
+	}
+	// Past maxSamples the median comes from the histogram, within 1.6 %.
+	var big, half Dist
+	for i := int64(1); i <= 3*maxSamples; i++ {
+		big.Add(i * 1000)
+		if i%2 == 0 {
+			half.Add(i * 1000)
+		}
+	}
+	want := int64(3*maxSamples/2) * 1000
+	if m := big.Median(); m < want*98/100 || m > want*102/100 {
+		t.Errorf("median %d, want about %d", m, want)
+	}
+	var merged Dist
+	merged.Merge(&half)
+	merged.Merge(&big)
+	if merged.N != big.N+half.N || merged.Sum != big.Sum+half.Sum {
+		t.Errorf("merge: %d %d", merged.N, merged.Sum)
+	}
+}
+
+func TestUnion(t *testing.T) {
+	var u Union
+	u.Add(10, 20)
+	u.Add(15, 30)
+	u.Add(40, 50)
+	u.Add(0, 5)
+	if got := u.Total(); got != 35 {
+		t.Errorf("union %d, want 35", got)
+	}
+	// Many intervals, out of order within the lag, overlapping in pairs.
+	var v Union
+	v.Lag = 1000
+	for i := int64(0); i < 100000; i++ {
+		j := i ^ 1 // swap neighbours
+		v.Add(j*100, j*100+150)
+	}
+	if got, want := v.Total(), int64(100000*100+50); got != want {
+		t.Errorf("union %d, want %d", got, want)
+	}
+}
+
+func TestKernelTotals(t *testing.T) {
+	// The kernels table agrees with a direct sum over the events.
+	evs := tracetest.Steady(7, 200000)
+	sum := map[uint64]int64{}
+	open := map[uint64]trace.Event{}
+	for _, e := range evs {
+		switch e.Kind {
+		case trace.RunBegin:
+			open[e.Args[0]] = e
+		case trace.RunEnd:
+			b := open[e.Args[0]]
+			sum[b.Args[1]] += e.Time - b.Time
+		}
+	}
+	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	c := NewCollector()
+	pr := model.NewPairer(p, c.Add)
+	for i := range evs {
+		pr.Add(&evs[i])
+	}
+	pr.Flush()
+	rep := c.Report()
+	got := map[string]int64{}
+	for _, row := range rep.Table("kernels").Rows {
+		got[row[0].(string)] = int64(row[2].(Dur))
+	}
+	for k, s := range sum {
+		name := "kernel#" + string(rune('0'+k))
+		if got[name] != s {
+			t.Errorf("%s: total %d, want %d", name, got[name], s)
+		}
+	}
+}
