@@ -1,0 +1,134 @@
+/* preload.c: libocca_tools_preload.so, the LD_PRELOAD shim of occa-prof.
+ *
+ * LD_PRELOAD is inherited by every child of the traced program: OCCA's JIT
+ * compiler (g++ ... -shared), shells, /bin/true. libocca_tools.so.1 starts a
+ * Go runtime and writes a trace, so it must be loaded only in the process
+ * that is the OCCA application. This shim decides, in its constructor:
+ *
+ *   traced = OCCA_TOOLS_CONFIG is set and not empty
+ *            AND an object whose base name starts with "libocca.so" is
+ *                already loaded (dl_iterate_phdr), or dlopen(RTLD_NOLOAD)
+ *                finds it
+ *
+ * and only then dlopens libocca_tools.so.1 from its own directory (dladdr),
+ * falling back to the ordinary library search, with RTLD_NOW | RTLD_GLOBAL;
+ * that library's constructor starts the runtime. In every other process the
+ * shim reads one or two environment variables, walks the list of loaded
+ * objects once and returns: no thread, no file, no Go.
+ *
+ * OCCA_TOOLS_TARGET_LIB replaces the list of library names ("libocca.so"):
+ * names separated by ':' or ',', each matched as a prefix of a loaded
+ * object's base name (tests use a stand-in library).
+ *
+ * Limitation: the decision is made once, at start. An application that
+ * dlopens libocca later (rather than linking it) is not traced through the
+ * shim; link libocca, or preload libocca_tools.so.1 directly for it.
+ *
+ * If libocca_tools.so.1 is already part of the process (the program links
+ * it), the shim does nothing: that copy starts the runtime itself.
+ *
+ * Nothing is exported: the library is built with -fvisibility=hidden and
+ * defines no public symbol. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUNTIME_SONAME "libocca_tools.so.1"
+#define DEFAULT_TARGETS "libocca.so"
+
+/* The base name of path. */
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/* Does name start with one of the entries of the list (':' or ',' separated)? */
+static int matches_list(const char *name, const char *list) {
+  const char *p = list;
+  while (*p) {
+    size_t n = strcspn(p, ":,");
+    if (n > 0 && strncmp(name, p, n) == 0)
+      return 1;
+    p += n;
+    if (*p)
+      p++;
+  }
+  return 0;
+}
+
+static int on_object(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  const char *targets = data;
+  if (!info->dlpi_name || !*info->dlpi_name)
+    return 0;
+  return matches_list(base_name(info->dlpi_name), targets);
+}
+
+/* Is one of the target libraries part of this process? */
+static int target_loaded(const char *targets) {
+  if (dl_iterate_phdr(on_object, (void *)targets))
+    return 1;
+  /* A name that only the loader's list knows (a link-time alias): ask it. */
+  const char *p = targets;
+  char name[256];
+  while (*p) {
+    size_t n = strcspn(p, ":,");
+    if (n > 0 && n < sizeof name) {
+      memcpy(name, p, n);
+      name[n] = '\0';
+      void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+      if (h) {
+        dlclose(h);
+        return 1;
+      }
+    }
+    p += n;
+    if (*p)
+      p++;
+  }
+  return 0;
+}
+
+static void anchor(void) {}
+
+__attribute__((constructor)) static void occa_tools_preload_init(void) {
+  const char *config = getenv("OCCA_TOOLS_CONFIG");
+  if (!config || !*config)
+    return;
+  const char *targets = getenv("OCCA_TOOLS_TARGET_LIB");
+  if (!targets || !*targets)
+    targets = DEFAULT_TARGETS;
+  if (!target_loaded(targets))
+    return;
+
+  /* The program links the runtime itself: its copy is starting already. */
+  void *h = dlopen(RUNTIME_SONAME, RTLD_LAZY | RTLD_NOLOAD);
+  if (h) {
+    dlclose(h);
+    return;
+  }
+
+  char path[PATH_MAX];
+  Dl_info self;
+  h = NULL;
+  if (dladdr((void *)anchor, &self) && self.dli_fname && strchr(self.dli_fname, '/')) {
+    size_t dir = (size_t)(base_name(self.dli_fname) - self.dli_fname);
+    if (dir + sizeof RUNTIME_SONAME <= sizeof path) {
+      memcpy(path, self.dli_fname, dir);
+      memcpy(path + dir, RUNTIME_SONAME, sizeof RUNTIME_SONAME);
+      h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    }
+  }
+  if (!h)
+    h = dlopen(RUNTIME_SONAME, RTLD_NOW | RTLD_GLOBAL);
+  if (!h) {
+    const char *err = dlerror();
+    fprintf(stderr, "occa-tools: warning: cannot load %s: %s; running untraced\n", RUNTIME_SONAME,
+            err ? err : "not found");
+  }
+  /* The handle stays open for the life of the process. */
+}
