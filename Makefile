@@ -81,3 +81,124 @@ $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib
 
 # Benchmarks and sanitizer builds live in their own fragment.
 include tests/bench/bench.mk
+
+# ---- Installation and release ---------------------------------------------
+# make install PREFIX=/opt/occa-tools [DESTDIR=/stage]  installs:
+#   bin/        occa-tools, every other command in $(BUILD)/bin (occa-prof
+#               once it is built), occa-tools-workload (the bundled workload)
+#   lib/        every runtime library in $(BUILD)/lib (libocca_tools.so.1 and
+#               its link-time name, libocca_tools_core.so; the preload shim
+#               and the OCCA adapter once they are built), cmake/OccaTools/,
+#               pkgconfig/occa-tools.pc
+#   include/    occa_tools.h
+#   share/      occa-tools/configs/*.toml, man/man1/occa-tools.1, doc/occa-tools/
+# The tree is relocatable: binaries find lib/ through $ORIGIN rpaths,
+# libocca_tools.so.1 finds libocca_tools_core.so beside itself (dladdr), the
+# pkg-config and CMake files compute the prefix from their own place.
+# make dist  writes dist/occa-tools-<version>.tar.gz (+ .sha256) of HEAD with
+#            vendored Go modules and a VERSION file: it builds offline.
+# make test-install  the CI checks of both (tests/install/check.sh).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+# OCCA_DIR: the OCCA installation the OCCA adapter will be built against
+# (passed by the Spack recipe's +occa variant; unused until the adapter exists).
+OCCA_DIR ?=
+INSTALL ?= install
+ABI_VERSION = $(shell sed -n 's/^\#define OCCA_TOOLS_ABI_VERSION \([0-9]*\)u*$$/\1/p' runtime/include/occa_tools.h)
+# X.Y.Z of a vX.Y.Z tag (CMake compares versions numerically); 0.0.0 untagged.
+NUMERIC_VERSION = $(or $(shell echo '$(VERSION)' | sed -n 's/^v\{0,1\}\([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\).*/\1/p'),0.0.0)
+
+# A release tarball has no .git: its VERSION file gives the version (unless
+# VERSION is set on the command line or in the environment).
+ifeq ($(origin VERSION),file)
+ifneq ($(wildcard VERSION),)
+VERSION := $(shell cat VERSION)
+endif
+endif
+
+# The version is linked into the binaries (and written into every trace):
+# relink them when it changes, not only when a source does. The stamp is
+# rewritten only when the version differs, so nothing else rebuilds.
+$(BUILD)/bin/occa-tools $(BUILD)/lib/libocca_tools_core.so: $(BUILD)/version-stamp
+$(BUILD)/version-stamp: FORCE_VERSION
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
+PKG_BUILD    = $(BUILD)/packaging
+
+.PHONY: install uninstall dist test-install print-version spack-version
+print-version:
+	@echo $(VERSION)
+
+$(PKG_BUILD)/occa-tools.pc: packaging/occa-tools.pc.in FORCE_VERSION
+$(PKG_BUILD)/OccaToolsConfig.cmake: packaging/OccaToolsConfig.cmake.in FORCE_VERSION
+$(PKG_BUILD)/OccaToolsConfigVersion.cmake: packaging/OccaToolsConfigVersion.cmake.in FORCE_VERSION
+$(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConfig.cmake $(PKG_BUILD)/OccaToolsConfigVersion.cmake:
+	@mkdir -p $(@D)
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@NUMERIC_VERSION@|$(NUMERIC_VERSION)|g' \
+	  -e 's|@ABI_VERSION@|$(ABI_VERSION)|g' $< > $@
+# The generated files carry the version, which changes without any file
+# changing: always regenerate them (it is cheap).
+.PHONY: FORCE_VERSION
+FORCE_VERSION:
+
+$(PKG_BUILD)/occa-tools.1: $(BUILD)/bin/occa-tools packaging/mkman.sh
+	@mkdir -p $(@D)
+	sh packaging/mkman.sh $(BUILD)/bin/occa-tools '$(VERSION)' > $@
+
+install: all test-programs $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConfig.cmake \
+	$(PKG_BUILD)/OccaToolsConfigVersion.cmake $(PKG_BUILD)/occa-tools.1
+	$(INSTALL) -d $(INSTALL_ROOT)/bin $(INSTALL_ROOT)/lib/pkgconfig $(INSTALL_ROOT)/lib/cmake/OccaTools \
+	  $(INSTALL_ROOT)/include $(INSTALL_ROOT)/share/occa-tools/configs \
+	  $(INSTALL_ROOT)/share/man/man1 $(INSTALL_ROOT)/share/doc/occa-tools
+	$(INSTALL) -m 755 $(wildcard $(BUILD)/bin/*) $(INSTALL_ROOT)/bin/
+	$(INSTALL) -m 755 $(WORKLOAD) $(INSTALL_ROOT)/bin/occa-tools-workload
+	@# Real files, then symbolic links as links (libocca_tools.so -> .so.1).
+	for f in $(BUILD)/lib/lib*.so*; do \
+	  if [ -L "$$f" ]; then ln -sfn "$$(readlink "$$f")" $(INSTALL_ROOT)/lib/"$${f##*/}"; \
+	  else $(INSTALL) -m 755 "$$f" $(INSTALL_ROOT)/lib/; fi; \
+	done
+	$(INSTALL) -m 644 runtime/include/occa_tools.h $(INSTALL_ROOT)/include/
+	$(INSTALL) -m 644 $(PKG_BUILD)/occa-tools.pc $(INSTALL_ROOT)/lib/pkgconfig/
+	$(INSTALL) -m 644 $(PKG_BUILD)/OccaToolsConfig.cmake $(PKG_BUILD)/OccaToolsConfigVersion.cmake \
+	  $(INSTALL_ROOT)/lib/cmake/OccaTools/
+	$(INSTALL) -m 644 configs/*.toml $(INSTALL_ROOT)/share/occa-tools/configs/
+	$(INSTALL) -m 644 $(PKG_BUILD)/occa-tools.1 $(INSTALL_ROOT)/share/man/man1/
+	$(INSTALL) -m 644 README.md formats/trace/FORMAT.md $(INSTALL_ROOT)/share/doc/occa-tools/
+
+uninstall:
+	cd $(INSTALL_ROOT) && rm -f bin/occa-tools bin/occa-prof bin/occa-tools-workload \
+	  lib/libocca_tools*.so* include/occa_tools.h lib/pkgconfig/occa-tools.pc \
+	  share/man/man1/occa-tools.1
+	rm -rf $(INSTALL_ROOT)/lib/cmake/OccaTools $(INSTALL_ROOT)/share/occa-tools \
+	  $(INSTALL_ROOT)/share/doc/occa-tools
+
+# The release tarball: HEAD (committed files only; a dirty tree is warned
+# about, not packed), a VERSION file, and vendor/ so that it builds with
+# GOFLAGS=-mod=vendor GOPROXY=off. Reproducible: sorted, owner 0, mtime of
+# the commit, gzip -n.
+DIST_VERSION = $(shell git describe --tags --always 2>/dev/null || cat VERSION)
+DIST_NAME    = occa-tools-$(patsubst v%,%,$(DIST_VERSION))
+DIST_STAGE   = $(BUILD)/dist-stage
+dist:
+	@git diff --quiet HEAD 2>/dev/null || echo "make dist: warning: uncommitted changes are not in the tarball (it packs HEAD)" >&2
+	rm -rf $(DIST_STAGE) && mkdir -p $(DIST_STAGE) dist
+	git archive --format=tar --prefix=$(DIST_NAME)/ HEAD | tar -x -C $(DIST_STAGE)
+	echo '$(DIST_VERSION)' > $(DIST_STAGE)/$(DIST_NAME)/VERSION
+	cd $(DIST_STAGE)/$(DIST_NAME) && $(GO) mod vendor
+	tar --sort=name --mtime=@$$(git log -1 --format=%ct HEAD) --owner=0 --group=0 --numeric-owner \
+	  -C $(DIST_STAGE) -cf - $(DIST_NAME) | gzip -n -9 > dist/$(DIST_NAME).tar.gz
+	cd dist && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256
+	rm -rf $(DIST_STAGE)
+	@cat dist/$(DIST_NAME).tar.gz.sha256
+
+test-install:
+	sh tests/install/check.sh
+
+# The version() line of the Spack recipe for the tarball in dist/ (after
+# `make dist` on a release tag).
+spack-version:
+	@v='$(patsubst v%,%,$(DIST_VERSION))'; \
+	  sum=$$(cut -d' ' -f1 dist/occa-tools-$$v.tar.gz.sha256) || exit 1; \
+	  echo "    version(\"$$v\", sha256=\"$$sum\")"
