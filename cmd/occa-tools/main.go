@@ -49,6 +49,7 @@ var commands = []*Command{
 	cmdDump,
 	cmdInfo,
 	cmdSummary,
+	cmdConvert,
 	cmdVersion,
 }
 

@@ -356,6 +356,9 @@ type Options struct {
 	Window  int  // Pairer.Window; 0 means DefaultWindow
 	// Progress, when set, is called now and then with the bytes read so far.
 	Progress func(offset int64)
+	// Open, when set, is called with the process once the header is read,
+	// before any row.
+	Open func(p *Process) error
 }
 
 // Read reads the trace at path and sends its rows to sink. index is the
@@ -374,6 +377,11 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 		p.Rank = int64(index)
 	}
 	res := &Result{Process: p}
+	if o.Open != nil {
+		if err := o.Open(p); err != nil {
+			return res, err
+		}
+	}
 	pr := NewPairer(p, sink)
 	if o.Window != 0 {
 		pr.Window = o.Window

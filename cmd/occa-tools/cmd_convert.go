@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/libocca/occa-tools/formats/csv"
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/parquet"
+)
+
+var cmdConvert = &Command{
+	UsageLine: "convert -to parquet|csv -o dir [-salvage] [-j n] [-progress] trace|rundir...",
+	Short:     "convert traces to Parquet or CSV for pandas, DuckDB, spreadsheets",
+	Long: `
+Convert reads traces (files, or a run directory holding every rank's
+*.occatrace) and writes one table file per trace into the output
+directory, plus _processes.csv describing each process (rank, host, pid,
+command line, config used, event and drop counts).
+
+Begin/end pairs become one row with a start and a duration; a kernel
+launch carries its device-side start and duration where the trace has
+them; every other event kind has its own rows. The columns, their types
+and the epoch are documented in formats/parquet/SCHEMA.md.
+
+  -to parquet   events-rankNNNNN.parquet, zstd, row groups of at most 1 M
+                rows; the schema version and process description are in
+                each file's key-value metadata. Read the whole run as one
+                table with pandas.read_parquet("DIR") or DuckDB
+                read_parquet('DIR/*.parquet').
+  -to csv       events-rankNNNNN.csv, RFC 4180, a header row, the same
+                columns (times as integer unix ns).
+
+Traces are converted in parallel (-j, default: the number of CPUs), each
+streamed in bounded memory. On a terminal a progress line is shown on
+stderr. A damaged trace is an error naming the file and offset (its rows
+before the damage are still written); with -salvage its damaged parts are
+skipped and the rest converted.
+`,
+}
+
+var (
+	convertTo       = cmdConvert.Flag.String("to", "", "output format: parquet or csv")
+	convertOut      = cmdConvert.Flag.String("o", "", "output directory (created if missing)")
+	convertSalvage  = cmdConvert.Flag.Bool("salvage", false, "skip damaged chunks and convert the rest")
+	convertJobs     = cmdConvert.Flag.Int("j", 0, "traces converted at once (0: number of CPUs)")
+	convertProgress = cmdConvert.Flag.String("progress", "auto", "progress line on stderr: auto (when a terminal), on, off")
+)
+
+func init() { cmdConvert.Run = runConvert }
+
+// rankWriter writes one trace's rows.
+type rankWriter interface {
+	Add(p *model.Process, r *model.Row) error
+	Close(res *model.Result) error
+}
+
+// outputs lists the formats of convert, one row each.
+var outputs = []struct {
+	name   string
+	ext    string
+	create func(path string, p *model.Process) (rankWriter, error)
+}{
+	{"parquet", ".parquet", func(path string, p *model.Process) (rankWriter, error) { return parquet.Create(path, p) }},
+	{"csv", ".csv", func(path string, p *model.Process) (rankWriter, error) { return csv.Create(path, p) }},
+}
+
+func runConvert(env *Env, cmd *Command, args []string) error {
+	var names []string
+	out := -1
+	for i, o := range outputs {
+		names = append(names, o.name)
+		if o.name == *convertTo {
+			out = i
+		}
+	}
+	switch {
+	case *convertTo == "":
+		return usagef("no output format given (-to %s)", strings.Join(names, "|"))
+	case out < 0:
+		return usagef("unknown output format %q (want %s)", *convertTo, strings.Join(names, ", "))
+	case *convertOut == "":
+		return usagef("no output directory given (-o)")
+	case len(args) == 0:
+		return usagef("no traces given")
+	}
+	o := outputs[out]
+	paths, err := model.Expand(args)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*convertOut, 0o755); err != nil {
+		return err
+	}
+
+	var total, done atomic.Int64
+	offsets := make([]atomic.Int64, len(paths))
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			total.Add(st.Size())
+		}
+	}
+	stop := startProgress(env, &total, &done, offsets)
+
+	var mu sync.Mutex
+	used := map[string]bool{}
+	infos := make([]model.ProcessInfo, len(paths))
+	have := make([]bool, len(paths))
+	errs := model.Parallel(len(paths), *convertJobs, func(i int) error {
+		var w rankWriter
+		opts := model.Options{Salvage: *convertSalvage,
+			Progress: func(off int64) { offsets[i].Store(off) },
+			Open: func(p *model.Process) error {
+				mu.Lock()
+				name := fmt.Sprintf("events-rank%05d%s", p.Rank, o.ext)
+				for k := 1; used[name]; k++ { // two traces of one rank
+					name = fmt.Sprintf("events-rank%05d-%d%s", p.Rank, k, o.ext)
+				}
+				used[name] = true
+				mu.Unlock()
+				var err error
+				w, err = o.create(filepath.Join(*convertOut, name), p)
+				return err
+			}}
+		sink := func(p *model.Process, r *model.Row) error { return w.Add(p, r) }
+		res, err := model.Read(paths[i], i, opts, sink)
+		if st, e := os.Stat(paths[i]); e == nil {
+			offsets[i].Store(0)
+			done.Add(st.Size())
+		}
+		if res != nil {
+			infos[i], have[i] = model.Info(res.Process, res), true
+			reportProblems(env, paths[i], res)
+		}
+		if w != nil {
+			if cerr := w.Close(res); err == nil {
+				err = cerr
+			}
+		}
+		return err
+	})
+	stop()
+	failed := false
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "occa-tools convert: %v\n", explain(err))
+			failed = true
+		}
+	}
+	var list []model.ProcessInfo
+	for i := range infos {
+		if have[i] {
+			list = append(list, infos[i])
+		}
+	}
+	f, err := os.Create(filepath.Join(*convertOut, csv.ProcessesFile))
+	if err != nil {
+		return err
+	}
+	err = csv.WriteProcesses(f, list)
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return err
+	}
+	if failed {
+		return errSilent
+	}
+	return nil
+}
+
+// startProgress shows a progress line on a terminal (or always with
+// -progress on) and returns the function that ends it.
+func startProgress(env *Env, total, done *atomic.Int64, offsets []atomic.Int64) func() {
+	show := *convertProgress == "on"
+	if *convertProgress == "auto" {
+		f, ok := env.Stderr.(*os.File)
+		show = ok && isatty.IsTerminal(f.Fd())
+	}
+	if !show || total.Load() == 0 {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				fmt.Fprintf(env.Stderr, "\r%-60s\r", "")
+				return
+			case <-t.C:
+				n := done.Load()
+				for i := range offsets {
+					n += offsets[i].Load()
+				}
+				pct := min(100*float64(n)/float64(total.Load()), 100)
+				bar := strings.Repeat("#", int(pct/4)) + strings.Repeat(".", 25-int(pct/4))
+				fmt.Fprintf(env.Stderr, "\rconverting [%s] %5.1f%%", bar, pct)
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}

@@ -1,0 +1,99 @@
+package model
+
+import (
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// SchemaVersion is the version of the table layout of Record, which the
+// Parquet and CSV outputs write (formats/parquet/SCHEMA.md). A minor version
+// adds columns; a major version changes or removes one.
+const SchemaVersion = "1.0"
+
+// Record is one output row of the events table: a Row flattened with its
+// process and names resolved. Field tags give the Parquet column names and
+// types; CSV uses the same names in the same order.
+type Record struct {
+	Rank     int32  `parquet:"rank"`
+	Host     string `parquet:"host,dict"`
+	PID      int64  `parquet:"pid"`
+	Thread   int32  `parquet:"thread"`
+	TID      int64  `parquet:"tid"`
+	Kind     string `parquet:"kind,dict"`
+	Name     string `parquet:"name,dict"`
+	Start    int64  `parquet:"start,timestamp(nanosecond:utc)"`
+	Duration int64  `parquet:"duration_ns"`
+	Status   int32  `parquet:"status"`
+	Corr     int64  `parquet:"correlation_id"`
+	Device   string `parquet:"device,dict"`
+	DeviceID int64  `parquet:"device_id"`
+	Stream   int64  `parquet:"stream"`
+	Kernel   int64  `parquet:"kernel_id"`
+	Memory   int64  `parquet:"memory"`
+	Src      int64  `parquet:"src_memory"`
+	Dst      int64  `parquet:"dst_memory"`
+	Bytes    int64  `parquet:"bytes"`
+	Dir      string `parquet:"direction,dict"`
+	Aux      int64  `parquet:"aux"`
+	// DevStart is null (0 in Go) when the launch has no device time.
+	DevStart int64 `parquet:"device_start,optional,timestamp(nanosecond:utc)"`
+	DevDur   int64 `parquet:"device_duration_ns"`
+}
+
+// Columns lists Record's column names in order.
+var Columns = []string{"rank", "host", "pid", "thread", "tid", "kind", "name", "start", "duration_ns", "status",
+	"correlation_id", "device", "device_id", "stream", "kernel_id", "memory", "src_memory", "dst_memory", "bytes",
+	"direction", "aux", "device_start", "device_duration_ns"}
+
+// Flattener turns rows of one process into Records, caching names.
+type Flattener struct {
+	p       *Process
+	devices map[uint64]string
+	tids    map[uint32]int64
+	kinds   map[trace.Kind]string
+}
+
+// NewFlattener returns a Flattener for p.
+func NewFlattener(p *Process) *Flattener {
+	return &Flattener{p: p, devices: map[uint64]string{}, tids: map[uint32]int64{}, kinds: map[trace.Kind]string{}}
+}
+
+// Flatten fills rec from r. Times become unix ns (FORMAT.md §2, the epoch).
+func (f *Flattener) Flatten(rec *Record, r *Row) {
+	p := f.p
+	*rec = Record{Rank: int32(p.Rank), Host: p.Header.Host, PID: p.Header.PID, Thread: int32(r.Thread),
+		Name: r.Name, Start: p.WallTime(r.Start), Duration: r.Dur, Status: int32(r.Status), Corr: int64(r.Corr),
+		DeviceID: int64(r.Device), Stream: int64(r.Stream), Kernel: int64(r.Kernel), Memory: int64(r.Memory),
+		Src: int64(r.Src), Dst: int64(r.Dst), Bytes: int64(r.Bytes), Dir: r.Direction(), Aux: int64(r.Aux), DevDur: r.DevDur}
+	k, ok := f.kinds[r.Kind]
+	if !ok {
+		k = KindName(r.Kind)
+		f.kinds[r.Kind] = k
+	}
+	rec.Kind = k
+	if r.Device != 0 {
+		d, ok := f.devices[r.Device]
+		if !ok || d[0] == '#' {
+			info := p.Dict.Device(r.Device)
+			d = info.Name()
+			if !info.Known {
+				d = "#" + d // look again later: its def may come
+			}
+			f.devices[r.Device] = d
+		}
+		if d[0] == '#' {
+			d = d[1:]
+		}
+		rec.Device = d
+	}
+	tid, ok := f.tids[r.Thread]
+	if !ok {
+		tid = int64(p.Dict.Thread(uint64(r.Thread)).TID)
+		if tid != 0 {
+			f.tids[r.Thread] = tid
+		}
+	}
+	rec.TID = tid
+	if r.DevDur >= 0 && r.DevStart != 0 {
+		rec.DevStart = p.WallTime(r.DevStart)
+	}
+}
