@@ -10,8 +10,9 @@
 #      installed header and library, run traced;
 #   4. make dist; its checksum; the tarball built with GOFLAGS=-mod=vendor
 #      GOPROXY=off and an empty module cache (no network, no cache);
-#   5. python3 -m py_compile of the Spack recipe and the recipe consistency
-#      test (go test ./tests/install).
+#   5. python3 -m py_compile of the Spack recipe, the recipe consistency
+#      test (go test ./tests/install), and the recipe's test_* methods run
+#      on the installed prefix (tests/install/recipe_smoke.py).
 # Needs: cc, make, go, pkg-config, cmake, python3, readelf (binutils).
 # KEEP=1 keeps the temporary directory.
 set -euo pipefail
@@ -93,11 +94,16 @@ run occa-tools dump "$trace" > "$tmp/dump.txt"
 echo "ok: dump printed $(wc -l < "$tmp/dump.txt") lines"
 if grep -q '^	convert ' "$tmp/help.txt"; then
   step "occa-tools convert (listed by help)"
-  run occa-tools help convert | head -3
+  run occa-tools convert -to csv -o "$tmp/csv" -progress off "$trace"
+  ls "$tmp/csv"
+  [ -s "$tmp/csv/_processes.csv" ] && ls "$tmp"/csv/events-rank*.csv >/dev/null || fail "convert -to csv wrote no tables"
+  echo "ok: convert -to csv: $(cat "$tmp"/csv/events-rank*.csv | wc -l) lines"
 fi
 if grep -q '^	summary ' "$tmp/help.txt"; then
   step "occa-tools summary (listed by help)"
-  run occa-tools summary "$trace" | head -20
+  run occa-tools summary "$trace" > "$tmp/summary.txt"
+  sed -n '1,12p' "$tmp/summary.txt"
+  grep -q axpy "$tmp/summary.txt" || fail "summary does not name the workload's kernel axpy"
 fi
 
 step "a C program built with pkg-config against the installed tree"
@@ -130,7 +136,7 @@ echo "ok: CMake"
 
 step "make dist, then build the tarball offline"
 make -s dist 2>&1 | tail -3
-tarball=$(ls -t dist/occa-tools-*.tar.gz | head -1)
+tarball=$(ls -t dist/occa-tools-*.tar.gz | sed -n '1,1p')
 (cd dist && sha256sum -c "${tarball##*/}.sha256")
 mkdir -p "$tmp/dist" && tar -xzf "$tarball" -C "$tmp/dist"
 src=$(echo "$tmp"/dist/occa-tools-*)
@@ -138,17 +144,20 @@ src=$(echo "$tmp"/dist/occa-tools-*)
 [ ! -e "$src/.git" ] || fail "the tarball holds .git"
 (cd "$src" && env -u VERSION GOFLAGS=-mod=vendor GOPROXY=off GOMODCACHE="$tmp/empty-modcache" \
   GOPATH="$tmp/empty-gopath" GOTOOLCHAIN=local make -s all test-programs >/dev/null)
-(cd "$src" && ./build/bin/occa-tools version | head -1) | tee "$tmp/dist-version.txt"
+(cd "$src" && ./build/bin/occa-tools version | sed -n '1,1p') | tee "$tmp/dist-version.txt"
 [ "$(cat "$tmp/dist-version.txt")" = "occa-tools version $(cat "$src/VERSION")" ] ||
   fail "the tarball's build does not report its VERSION file"
 (cd "$src" && make -s install PREFIX="$tmp/dist-prefix" >/dev/null)
 (cd "$tmp/run" && rm -rf occa-tools-traces && OCCA_TOOLS_CONFIG="$tmp/dist-prefix/share/occa-tools/configs/minimal-overhead.toml" \
-  "$tmp/dist-prefix/bin/occa-tools-workload" -t 1 -s 5 && "$tmp/dist-prefix/bin/occa-tools" info occa-tools-traces/*.occatrace | head -3)
+  "$tmp/dist-prefix/bin/occa-tools-workload" -t 1 -s 5 && "$tmp/dist-prefix/bin/occa-tools" info occa-tools-traces/*.occatrace | sed -n '1,3p')
 echo "ok: dist builds with GOFLAGS=-mod=vendor GOPROXY=off and an empty module cache"
 
 step "Spack recipe: py_compile and consistency with the project"
 find spack -name '*.py' -print0 | xargs -0 -n1 python3 -m py_compile
 find spack -name __pycache__ -prune -exec rm -rf {} +
 go test -count=1 ./tests/install
+# The recipe's stand-alone tests (test_*), run on the moved prefix with a
+# stand-in for Spack's package API.
+python3 -B tests/install/recipe_smoke.py "$p"
 echo
 echo "check.sh: all install checks passed"

@@ -29,7 +29,7 @@ class OccaTools(GoPackage):
     # VERSION file, so they build with no network.
     url = "https://github.com/libocca/occa-tools/releases/download/v0.1.0/occa-tools-0.1.0.tar.gz"
 
-    license("MIT")
+    # No license() yet: the repository has no LICENSE file to name one from.
 
     version("develop", branch="main")
     # Releases, newest first: one line per vX.Y.Z tag, added right after the
@@ -163,7 +163,13 @@ class OccaTools(GoPackage):
         if not self._has_command("convert"):
             raise SkipTest("this occa-tools has no convert command")
         trace = self._record()
-        self._tool()("convert", trace, output=str.split, error=str.split)
+        for fmt in ("csv", "parquet"):
+            out = f"converted-{fmt}"
+            self._tool()("convert", "-to", fmt, "-o", out, "-progress", "off", trace,
+                         output=str.split, error=str.split)
+            assert os.path.isfile(join_path(out, "_processes.csv")), os.listdir(out)
+            tables = glob.glob(join_path(out, f"events-rank*.{fmt}"))
+            assert tables and all(os.path.getsize(t) > 0 for t in tables), os.listdir(out)
 
     def test_summary(self):
         """record the bundled workload and summarize its trace"""
