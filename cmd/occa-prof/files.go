@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // install is where occa-prof's companion files are.
@@ -55,7 +56,7 @@ func locateFrom(bin string) (*install, error) {
 // found and 126 when it cannot be executed.
 func findProgram(name string) (string, int, error) {
 	path := name
-	if filepath.Base(name) == name {
+	if !strings.ContainsRune(name, '/') {
 		p, err := lookPath(name)
 		if err != nil {
 			return "", exitNotFound, fmt.Errorf("%s: command not found", name)

@@ -108,7 +108,7 @@ type options struct {
 
 // parseArgs parses occa-prof's flags; they stop at "--" or at the first
 // word that is not a flag (PROGRAM). It returns flag.ErrHelp for --help.
-func parseArgs(args []string, stderr io.Writer) (*options, error) {
+func parseArgs(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("occa-prof", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -134,7 +134,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 // the program died of a signal.
 func run(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
-	o, err := parseArgs(args, stderr)
+	o, err := parseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, help)
 		return 0

@@ -1,0 +1,294 @@
+package launcher
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// prof runs occa-prof in a fresh directory with a clean environment (no
+// launcher rank variables, no OCCA_TOOLS_*).
+func prof(t *testing.T, args ...string) (dir, stdout, stderr string, err error) {
+	t.Helper()
+	dir = t.TempDir()
+	cmd := exec.Command(occaProf, args...)
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return dir, o.String(), e.String(), err
+}
+
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "OCCA_TOOLS_"), name == "LD_PRELOAD", strings.HasPrefix(name, "OMPI_"),
+			strings.HasPrefix(name, "PMI"), name == "SLURM_PROCID", name == "PALS_RANKID":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func exitStatus(t *testing.T, err error) syscall.WaitStatus {
+	t.Helper()
+	var ee *exec.ExitError
+	if err == nil {
+		return 0
+	}
+	if !errors.As(err, &ee) {
+		t.Fatalf("occa-prof did not run: %v", err)
+	}
+	return ee.Sys().(syscall.WaitStatus)
+}
+
+// kernelRows parses the table occa-prof prints: name -> calls.
+func kernelRows(stdout string) map[string]int {
+	rows := map[string]int{}
+	in := false
+	for _, l := range strings.Split(stdout, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 2 && f[0] == "kernel" && f[1] == "calls":
+			in = true
+		case in && len(f) >= 4:
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				rows[f[0]] = n
+			}
+		default:
+			in = false
+		}
+	}
+	return rows
+}
+
+func TestProfExitStatus(t *testing.T) {
+	_, _, stderr, err := prof(t, "--quiet", workload, "--no-such-argument")
+	if ws := exitStatus(t, err); ws.Signaled() || ws.ExitStatus() != 2 {
+		t.Fatalf("want exit status 2, got %v\n%s", ws, stderr)
+	}
+}
+
+func TestProfDeathBySignal(t *testing.T) {
+	_, _, stderr, err := prof(t, "--quiet", workload, "-t", "1", "-s", "5", "--kill-self", "TERM")
+	ws := exitStatus(t, err)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("want death by SIGTERM, got %v (exit %d)\n%s", ws, ws.ExitStatus(), stderr)
+	}
+	if ws.CoreDump() {
+		t.Errorf("occa-prof dumped core")
+	}
+}
+
+func TestProfForwardsSignal(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "traces")
+	cmd := exec.Command(occaProf, "--quiet", "--output", out, workload, "-t", "1", "--spin-forever", "--install-handler")
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// The trace appears when the runtime starts; the handler is installed by then.
+	for deadline := time.Now().Add(10 * time.Second); len(traces(t, out)) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the workload never started:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ws := exitStatus(t, err); ws.Signaled() || ws.ExitStatus() != 3 {
+		t.Fatalf("want exit status 3 (the workload's handler), got %v\n%s", ws, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "workload: handler ran") {
+		t.Errorf("the handler did not run:\n%s", stderr.String())
+	}
+}
+
+func TestProfReport(t *testing.T) {
+	dir, stdout, stderr, err := prof(t, workload, "-t", "2", "-s", "10")
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, stdout, stderr)
+	}
+	got := traces(t, filepath.Join(dir, "occa-tools-traces"))
+	if len(got) != 1 {
+		t.Fatalf("want 1 trace in ./occa-tools-traces, got %v", got)
+	}
+	if !strings.Contains(stdout, filepath.Base(got[0])) {
+		t.Errorf("the trace %s is not listed:\n%s", filepath.Base(got[0]), stdout)
+	}
+	want := map[string]int{"axpy": 60, "dot": 20, "gemm_small": 40, "init_fill": 1}
+	if rows := kernelRows(stdout); !equal(rows, want) {
+		t.Errorf("kernel table %v, want %v:\n%s", rows, want, stdout)
+	}
+}
+
+func equal(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// --output is respected, and an earlier trace there is not listed again.
+func TestProfOutputAndNewFilesOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(out, "old-host-rx-p1.occatrace")
+	if err := os.WriteFile(old, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(old, past, past)
+	dir, stdout, stderr, err := prof(t, "--output", out, workload, "-t", "1", "-s", "3")
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, stdout, stderr)
+	}
+	if got := traces(t, filepath.Join(dir, "occa-tools-traces")); len(got) != 0 {
+		t.Errorf("traces in the default directory despite --output: %v", got)
+	}
+	got := traces(t, out)
+	if len(got) != 2 {
+		t.Fatalf("want the old and one new trace in %s, got %v", out, got)
+	}
+	if strings.Contains(stdout, "old-host") {
+		t.Errorf("the earlier trace is listed:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "1 trace file(s) in "+out) {
+		t.Errorf("want one new trace in %s:\n%s", out, stdout)
+	}
+}
+
+// The whole path of an unmodified program: occa-prof -> shim -> runtime.
+func TestProfUnmodifiedProgram(t *testing.T) {
+	dir, stdout, stderr, err := prof(t, app)
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, stdout, stderr)
+	}
+	got := traces(t, filepath.Join(dir, "occa-tools-traces"))
+	if len(got) != 1 || !strings.Contains(stdout, filepath.Base(got[0])) {
+		t.Fatalf("want one listed trace, got %v:\n%s", got, stdout)
+	}
+}
+
+// --device-time runs on a temporary copy of the config, removed afterwards.
+func TestProfDeviceTime(t *testing.T) {
+	tmp := t.TempDir()
+	dir := t.TempDir()
+	cmd := exec.Command(occaProf, "--quiet", "--device-time", workload, "-t", "1", "-s", "2")
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "TMPDIR="+tmp)
+	b, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(b), "occa-prof") || strings.Contains(string(b), "config") {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if got := traces(t, filepath.Join(dir, "occa-tools-traces")); len(got) != 1 {
+		t.Fatalf("want 1 trace, got %v", got)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the temporary config was left behind: %v", left)
+	}
+}
+
+func TestProfErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"./no-such-program"}, 127, "no such file"},
+		{[]string{"no-such-command-anywhere"}, 127, "command not found"},
+		{[]string{"--config", "/no/such.toml", "/bin/true"}, 2, "config"},
+		{[]string{}, 2, "no program"},
+		{[]string{"--bogus-flag", "/bin/true"}, 2, "bogus-flag"},
+		{[]string{"/"}, 126, "directory"},
+	} {
+		_, _, stderr, err := prof(t, c.args...)
+		if ws := exitStatus(t, err); ws.ExitStatus() != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("occa-prof %v: exit %d, stderr %q; want %d and %q", c.args, ws.ExitStatus(), stderr, c.code, c.msg)
+		}
+	}
+	_, stdout, _, err := prof(t, "--help")
+	if err != nil || !strings.Contains(stdout, "--device-time") || !strings.Contains(stdout, "mpirun") {
+		t.Errorf("--help: %v\n%s", err, stdout)
+	}
+}
+
+// Under MPI every rank writes its trace with its rank in the header. Needs
+// mpirun (Debian: openmpi-bin).
+func TestProfMPI(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun is not on PATH (Debian/Ubuntu: apt-get install openmpi-bin): MPI launch not tested")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4",
+		occaProf, "--quiet", workload, "-t", "1", "-s", "5")
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, b)
+	}
+	got := traces(t, filepath.Join(dir, "occa-tools-traces"))
+	if len(got) != 4 {
+		t.Fatalf("want 4 traces, got %v\n%s", got, b)
+	}
+	var ranks []int64
+	for _, p := range got {
+		r, c, err := trace.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks = append(ranks, r.Header().Rank)
+		c.Close()
+	}
+	slices.Sort(ranks)
+	if !slices.Equal(ranks, []int64{0, 1, 2, 3}) {
+		t.Errorf("ranks %v, want 0..3", ranks)
+	}
+
+	// Without --quiet only rank 0 prints, and it lists all four files.
+	dir = t.TempDir()
+	cmd = exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4", occaProf, workload, "-t", "1", "-s", "5")
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	b, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, b)
+	}
+	if n := strings.Count(string(b), "trace file(s) in"); n != 1 {
+		t.Errorf("want one report (rank 0), got %d:\n%s", n, b)
+	}
+	if !strings.Contains(string(b), "4 trace file(s)") || !strings.Contains(string(b), "kernels of rank 0") {
+		t.Errorf("rank 0 should list 4 files and its kernels:\n%s", b)
+	}
+}
