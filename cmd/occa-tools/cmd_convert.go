@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +15,11 @@ import (
 	"github.com/libocca/occa-tools/formats/csv"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/parquet"
+	"github.com/libocca/occa-tools/formats/perfetto"
 )
 
 var cmdConvert = &Command{
-	UsageLine: "convert -to parquet|csv -o dir [-salvage] [-j n] [-progress] trace|rundir...",
+	UsageLine: "convert -to parquet|csv|perfetto -o dir [-salvage] [-j n] [-progress] trace|rundir...",
 	Short:     "convert traces to Parquet or CSV for pandas, DuckDB, spreadsheets",
 	Long: `
 Convert reads traces (files, or a run directory holding every rank's
@@ -37,6 +39,13 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 read_parquet('DIR/*.parquet').
   -to csv       events-rankNNNNN.csv, RFC 4180, a header row, the same
                 columns (times as integer unix ns).
+  -to perfetto  trace.perfetto-trace for ui.perfetto.dev: a process per
+                rank, thread tracks with API calls, builds and regions as
+                slices, a track per device with a track per stream,
+                overlapping work on sibling lanes, flows from launches to
+                their device execution, device memory in use as a counter,
+                drops and triggers as instants. Over 2 GiB the trace stays
+                split, one file per rank (events-rankNNNNN.perfetto-trace).
 
 Traces are converted in parallel (-j, default: the number of CPUs), each
 streamed in bounded memory. On a terminal a progress line is shown on
@@ -47,7 +56,7 @@ skipped and the rest converted.
 }
 
 var (
-	convertTo       = cmdConvert.Flag.String("to", "", "output format: parquet or csv")
+	convertTo       = cmdConvert.Flag.String("to", "", "output format: parquet, csv or perfetto")
 	convertOut      = cmdConvert.Flag.String("o", "", "output directory (created if missing)")
 	convertSalvage  = cmdConvert.Flag.Bool("salvage", false, "skip damaged chunks and convert the rest")
 	convertJobs     = cmdConvert.Flag.Int("j", 0, "traces converted at once (0: number of CPUs)")
@@ -66,10 +75,62 @@ type rankWriter interface {
 var outputs = []struct {
 	name   string
 	ext    string
-	create func(path string, p *model.Process) (rankWriter, error)
+	create func(path string, p *model.Process, index int) (rankWriter, error)
+	window int // model.Options.Window
+	// finish, when set, runs after every trace is written, with their files.
+	finish func(env *Env, dir string, files []string) error
 }{
-	{"parquet", ".parquet", func(path string, p *model.Process) (rankWriter, error) { return parquet.Create(path, p) }},
-	{"csv", ".csv", func(path string, p *model.Process) (rankWriter, error) { return csv.Create(path, p) }},
+	{name: "parquet", ext: ".parquet", create: func(path string, p *model.Process, _ int) (rankWriter, error) { return parquet.Create(path, p) }},
+	{name: "csv", ext: ".csv", create: func(path string, p *model.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
+	{name: "perfetto", ext: ".perfetto-trace", window: perfetto.PairWindow, finish: joinPerfetto,
+		create: func(path string, p *model.Process, i int) (rankWriter, error) {
+			return perfetto.Create(path, p, uint32(i+1))
+		}},
+}
+
+// joinPerfetto concatenates the per-trace Perfetto files into one
+// trace.perfetto-trace (a Perfetto trace is a sequence of packets, so
+// concatenated traces are one trace) unless that would pass 2 GiB, which
+// protobuf parsers and the UI cannot load; then the files stay split.
+func joinPerfetto(env *Env, dir string, files []string) error {
+	var total int64
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return err
+		}
+		total += st.Size()
+	}
+	if total >= perfetto.MaxTrace || len(files) == 0 {
+		if len(files) > 0 {
+			fmt.Fprintf(env.Stderr, "occa-tools convert: the Perfetto trace would be %d MiB, over the 2 GiB that Perfetto's UI and protobuf parsers can load: it is split into %d files, one per rank, in %s\n", total>>20, len(files), dir)
+		}
+		return nil
+	}
+	out, err := os.Create(filepath.Join(dir, "trace.perfetto-trace"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		in, err := os.Open(f)
+		if err != nil {
+			out.Close()
+			return err
+		}
+		_, err = io.Copy(out, in)
+		in.Close()
+		if err != nil {
+			out.Close()
+			return err
+		}
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	for _, f := range files {
+		os.Remove(f)
+	}
+	return nil
 }
 
 func runConvert(env *Env, cmd *Command, args []string) error {
@@ -113,9 +174,10 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	used := map[string]bool{}
 	infos := make([]model.ProcessInfo, len(paths))
 	have := make([]bool, len(paths))
+	files := make([]string, len(paths))
 	errs := model.Parallel(len(paths), *convertJobs, func(i int) error {
 		var w rankWriter
-		opts := model.Options{Salvage: *convertSalvage,
+		opts := model.Options{Salvage: *convertSalvage, Window: o.window,
 			Progress: func(off int64) { offsets[i].Store(off) },
 			Open: func(p *model.Process) error {
 				mu.Lock()
@@ -124,9 +186,10 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 					name = fmt.Sprintf("events-rank%05d-%d%s", p.Rank, k, o.ext)
 				}
 				used[name] = true
+				files[i] = filepath.Join(*convertOut, name)
 				mu.Unlock()
 				var err error
-				w, err = o.create(filepath.Join(*convertOut, name), p)
+				w, err = o.create(files[i], p, i)
 				return err
 			}}
 		sink := func(p *model.Process, r *model.Row) error { return w.Add(p, r) }
@@ -152,6 +215,17 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "occa-tools convert: %v\n", explain(err))
 			failed = true
+		}
+	}
+	if o.finish != nil && !failed {
+		var written []string
+		for _, f := range files {
+			if f != "" {
+				written = append(written, f)
+			}
+		}
+		if err := o.finish(env, *convertOut, written); err != nil {
+			return err
 		}
 	}
 	var list []model.ProcessInfo

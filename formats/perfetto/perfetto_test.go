@@ -1,0 +1,51 @@
+package perfetto
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+// Overlapping slices that do not nest go on a sibling lane; nested ones and
+// ones that follow stay on the thread's track. Rows may come in any order.
+func TestLanes(t *testing.T) {
+	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	w, err := Create(path, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []model.Row{
+		{Kind: trace.RegionPush, Name: "b", Start: 150, Dur: 100, DevDur: -1}, // overlaps a: lane 2
+		{Kind: trace.RegionPush, Name: "a", Start: 100, Dur: 100, DevDur: -1},
+		{Kind: trace.RegionPush, Name: "a1", Start: 110, Dur: 10, DevDur: -1}, // inside a
+		{Kind: trace.RegionPush, Name: "c", Start: 300, Dur: 10, DevDur: -1},  // after both: lane 1
+	}
+	for i := range rows {
+		if err := w.Add(p, &rows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if n := bytes.Count(b, []byte("thread 0 #2")); n != 1 {
+		t.Errorf("%d second lanes, want 1", n)
+	}
+	if bytes.Contains(b, []byte("#3")) {
+		t.Errorf("a third lane")
+	}
+	if w.Late() != 0 {
+		t.Errorf("%d late rows", w.Late())
+	}
+	// Lane of each slice: begin packets in start order a, a1, b, c.
+	if got := w.lanes[w.thread(0)]; len(got.lanes) != 2 {
+		t.Errorf("%d lanes", len(got.lanes))
+	}
+}
