@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/libocca/occa-tools/formats/csv"
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/parquet"
+	"github.com/libocca/occa-tools/formats/perfetto"
+	"github.com/libocca/occa-tools/formats/summary"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+var (
+	genOnce sync.Once
+	genPath string
+	genN    int
+	genErr  error
+)
+
+// steadyTrace writes (once) a trace of the tracetest steady stream on four
+// threads, in 16 K-event batches.
+func steadyTrace(b *testing.B) (string, int) {
+	genOnce.Do(func() {
+		genN = 10_000_000
+		if s := os.Getenv("OCCA_BENCH_EVENTS"); s != "" {
+			genN, _ = strconv.Atoi(s)
+		}
+		genPath = filepath.Join(os.TempDir(), "occa-tools-bench-"+strconv.Itoa(genN)+".occatrace")
+		if _, err := os.Stat(genPath); err == nil {
+			return
+		}
+		f, err := os.Create(genPath)
+		if err != nil {
+			genErr = err
+			return
+		}
+		defer f.Close()
+		bw := bufio.NewWriterSize(f, 1<<20)
+		tw, err := trace.NewWriter(bw, tracetest.Header())
+		if err != nil {
+			genErr = err
+			return
+		}
+		tw.WriteDefs(tracetest.Defs())
+		const threads = 4
+		gens := make([]*tracetest.Gen, threads)
+		for i := range gens {
+			gens[i] = tracetest.NewGen(uint64(i + 1))
+			gens[i].Corr = uint64(i) << 40 // distinct correlation ids per thread
+		}
+		var e trace.Event
+		for n := 0; n < genN; {
+			for t := 0; t < threads && n < genN; t++ {
+				bt := tw.Batch(uint32(t))
+				for bt.Len() < 16384 && n < genN {
+					gens[t].Next(&e)
+					if err := bt.AddEvent(&e); err != nil {
+						genErr = err
+						return
+					}
+					n++
+				}
+				if err := tw.WriteBatch(bt); err != nil {
+					genErr = err
+					return
+				}
+			}
+		}
+		if genErr = tw.Close(); genErr == nil {
+			genErr = bw.Flush()
+		}
+	})
+	if genErr != nil {
+		b.Fatal(genErr)
+	}
+	return genPath, genN
+}
+
+// peakHeap samples the heap in use while fn runs and returns its peak.
+func peakHeap(fn func()) uint64 {
+	runtime.GC()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if v := ms.HeapInuse + ms.StackInuse; v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(done)
+	return peak.Load()
+}
+
+func run(b *testing.B, fn func(path string) error) {
+	path, n := steadyTrace(b)
+	b.ResetTimer()
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		peak = max(peak, peakHeap(func() {
+			if err := fn(path); err != nil {
+				b.Fatal(err)
+			}
+		}))
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+	b.ReportMetric(float64(peak)/(1<<20), "MiB-peak-heap")
+}
+
+func BenchmarkDecode(b *testing.B) {
+	run(b, func(path string) error {
+		r, c, err := trace.Open(path)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for {
+			if _, err := r.ReadEvent(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+		}
+	})
+}
+
+func BenchmarkPair(b *testing.B) {
+	run(b, func(path string) error {
+		_, err := model.Read(path, 0, model.Options{}, func(*model.Process, *model.Row) error { return nil })
+		return err
+	})
+}
+
+func BenchmarkSummary(b *testing.B) {
+	run(b, func(path string) error {
+		c := summary.NewCollector()
+		res, err := model.Read(path, 0, model.Options{}, c.Add)
+		if err != nil {
+			return err
+		}
+		c.Finish(res)
+		return summary.Merge(c).Report().Write(io.Discard, "table", "")
+	})
+}
+
+type rankWriter interface {
+	Add(*model.Process, *model.Row) error
+	Close(*model.Result) error
+}
+
+func convert(b *testing.B, window int, create func(path string, p *model.Process) (rankWriter, error)) {
+	out := filepath.Join(b.TempDir(), "out")
+	run(b, func(path string) error {
+		var w rankWriter
+		res, err := model.Read(path, 0, model.Options{Window: window, Open: func(p *model.Process) error {
+			var err error
+			w, err = create(out, p)
+			return err
+		}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+		if err != nil {
+			return err
+		}
+		if st, err := os.Stat(out); err == nil {
+			b.ReportMetric(float64(st.Size()), "out-bytes")
+		}
+		return w.Close(res)
+	})
+}
+
+func BenchmarkParquet(b *testing.B) {
+	convert(b, 0, func(path string, p *model.Process) (rankWriter, error) { return parquet.Create(path, p) })
+}
+
+func BenchmarkCSV(b *testing.B) {
+	convert(b, 0, func(path string, p *model.Process) (rankWriter, error) { return csv.Create(path, p) })
+}
+
+func BenchmarkPerfetto(b *testing.B) {
+	convert(b, perfetto.PairWindow, func(path string, p *model.Process) (rankWriter, error) { return perfetto.Create(path, p, 1) })
+}

@@ -1,0 +1,9 @@
+// Package bench measures the offline tools on a generated trace: decode
+// alone, pairing, each output format and the summary, in events per second
+// and peak heap. Run with
+//
+//	go test -run XXX -bench . -benchtime 1x ./formats/bench
+//
+// OCCA_BENCH_EVENTS sets the trace size (default 10 M events); the trace is
+// generated once per run in the temporary directory.
+package bench
