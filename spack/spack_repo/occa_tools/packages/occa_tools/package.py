@@ -51,7 +51,7 @@ class OccaTools(GoPackage):
     variant(
         "occa",
         default=False,
-        description="Build the OCCA adapter (libocca_tools_occa.so) against OCCA",
+        description="Build the OCCA adapter against OCCA (OCCA_DIR)",
     )
     depends_on("occa", when="+occa")
 
