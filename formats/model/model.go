@@ -108,9 +108,11 @@ type Pairer struct {
 	Sink   Sink
 	Window int
 
-	open    map[uint64]trace.Event // begins by corr
+	open    map[uint64]trace.Event // begins by corr, except each thread's latest
+	slots   []slot                 // each thread's latest begin, by thread index
 	regions map[uint32][]trace.Event
-	waiting map[uint64]int // corr -> index in ring
+	waiting corrIndex // corr -> index in ring
+	kernels []string  // kernel names by id, a cache of Dict.Kernel
 	ring    []Row
 	head, n int
 	row     Row
@@ -119,7 +121,7 @@ type Pairer struct {
 // NewPairer returns a Pairer for p that sends rows to sink.
 func NewPairer(p *Process, sink Sink) *Pairer {
 	return &Pairer{P: p, Sink: sink, Window: DefaultWindow,
-		open: make(map[uint64]trace.Event), regions: make(map[uint32][]trace.Event), waiting: make(map[uint64]int)}
+		open: make(map[uint64]trace.Event), regions: make(map[uint32][]trace.Event)}
 }
 
 func (pr *Pairer) emit(r *Row) error { return pr.Sink(pr.P, r) }
@@ -133,19 +135,12 @@ func (pr *Pairer) Add(e *trace.Event) error {
 	r := &pr.row
 	switch {
 	case s.Pair != trace.KindInvalid && s.Begin:
-		if old, ok := pr.open[e.Args[0]]; ok { // a begin whose end was lost
-			if err := pr.half(&old); err != nil {
-				return err
-			}
-		}
-		pr.open[e.Args[0]] = *e
-		return nil
+		return pr.begin(e)
 	case s.Pair != trace.KindInvalid:
-		b, ok := pr.open[e.Args[0]]
-		if !ok || b.Kind != s.Pair {
+		b, ok := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
+		if !ok {
 			return pr.half(e)
 		}
-		delete(pr.open, e.Args[0])
 		pr.fill(r, &b, e)
 		if r.Kind == trace.RunBegin {
 			return pr.wait(r)
@@ -242,7 +237,7 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 	case trace.RunBegin:
 		r.Corr, r.Kernel, r.Device, r.Stream = a[0], a[1], a[2], a[3]
 		if a[1] != 0 {
-			r.Name = d.Kernel(a[1]).Name
+			r.Name = pr.kernelName(a[1])
 		}
 	case trace.StreamFinishBegin:
 		r.Corr, r.Stream = a[0], a[1]
@@ -288,15 +283,15 @@ func (pr *Pairer) wait(r *Row) error {
 	i := (pr.head + pr.n) % len(pr.ring)
 	pr.ring[i] = *r
 	pr.n++
-	pr.waiting[r.Corr] = i // a reused corr: the newer launch takes the claim
+	pr.waiting.put(r.Corr, int32(i)) // a reused corr: the newer launch takes the claim
 	return nil
 }
 
 // pop sends out the oldest waiting launch.
 func (pr *Pairer) pop() error {
 	r := &pr.ring[pr.head]
-	if i, ok := pr.waiting[r.Corr]; ok && i == pr.head {
-		delete(pr.waiting, r.Corr)
+	if i, ok := pr.waiting.get(r.Corr); ok && int(i) == pr.head {
+		pr.waiting.del(r.Corr)
 	}
 	pr.head = (pr.head + 1) % len(pr.ring)
 	pr.n--
@@ -310,7 +305,7 @@ func (pr *Pairer) deviceTime(e *trace.Event) error {
 	if start == 0 {
 		dur = end
 	}
-	if i, ok := pr.waiting[e.Args[0]]; ok {
+	if i, ok := pr.waiting.get(e.Args[0]); ok {
 		r := &pr.ring[i]
 		r.DevStart, r.DevDur = start, dur
 		return nil
@@ -335,6 +330,12 @@ func (pr *Pairer) Flush() error {
 	var rest []trace.Event
 	for _, b := range pr.open {
 		rest = append(rest, b)
+	}
+	for i := range pr.slots {
+		if pr.slots[i].used {
+			rest = append(rest, pr.slots[i].e)
+			pr.slots[i].used = false
+		}
 	}
 	for _, st := range pr.regions {
 		rest = append(rest, st...)

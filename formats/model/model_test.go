@@ -171,3 +171,47 @@ func TestWindowOverflowKeepsRows(t *testing.T) {
 		t.Errorf("corrs %v, want 1..5", got)
 	}
 }
+
+func TestCorrIndex(t *testing.T) {
+	var c corrIndex
+	want := map[uint64]int32{}
+	x := uint64(12345)
+	for i := 0; i < 200000; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		k := x >> 50 // many collisions
+		switch x % 3 {
+		case 0, 1:
+			c.put(k, int32(i))
+			want[k] = int32(i)
+		case 2:
+			c.del(k)
+			delete(want, k)
+		}
+		if i%1000 == 0 {
+			for k, v := range want {
+				if got, ok := c.get(k); !ok || got != v {
+					t.Fatalf("step %d: get(%d) = %d, %v; want %d", i, k, got, ok, v)
+				}
+			}
+			if c.n != len(want) {
+				t.Fatalf("n %d, want %d", c.n, len(want))
+			}
+		}
+	}
+}
+
+// An end on another thread than its begin still pairs.
+func TestCrossThread(t *testing.T) {
+	p := &Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	var rows []Row
+	pr := NewPairer(p, func(p *Process, r *Row) error { rows = append(rows, *r); return nil })
+	pr.Window = 0
+	pr.Add(&trace.Event{Kind: trace.CopyBegin, Thread: 0, Time: 10, Args: [trace.MaxArgs]uint64{7}})
+	pr.Add(&trace.Event{Kind: trace.CopyBegin, Thread: 1, Time: 11, Args: [trace.MaxArgs]uint64{8}})
+	pr.Add(&trace.Event{Kind: trace.CopyEnd, Thread: 1, Time: 20, Args: [trace.MaxArgs]uint64{7}})
+	pr.Add(&trace.Event{Kind: trace.CopyEnd, Thread: 0, Time: 21, Args: [trace.MaxArgs]uint64{8}})
+	pr.Flush()
+	if len(rows) != 2 || rows[0].Dur != 10 || rows[1].Dur != 10 {
+		t.Errorf("rows %+v", rows)
+	}
+}

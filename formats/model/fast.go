@@ -1,0 +1,168 @@
+package model
+
+import "github.com/libocca/occa-tools/formats/trace"
+
+// slot holds a thread's latest begin: most ends follow their begin on the
+// same thread, so they pair without a map.
+type slot struct {
+	e    trace.Event
+	used bool
+}
+
+const maxSlots = 1 << 12 // threads beyond this use the map only
+
+// begin records begin e until its end comes.
+func (pr *Pairer) begin(e *trace.Event) error {
+	corr := e.Args[0]
+	if old, ok := pr.open[corr]; ok { // a begin whose end was lost
+		delete(pr.open, corr)
+		if err := pr.half(&old); err != nil {
+			return err
+		}
+	}
+	if e.Thread >= maxSlots {
+		pr.open[corr] = *e
+		return nil
+	}
+	if int(e.Thread) >= len(pr.slots) {
+		pr.slots = append(pr.slots, make([]slot, int(e.Thread)+1-len(pr.slots))...)
+	}
+	sl := &pr.slots[e.Thread]
+	if sl.used {
+		if sl.e.Args[0] == corr { // the same corr twice on a thread: the first lost its end
+			old := sl.e
+			sl.used = false
+			if err := pr.half(&old); err != nil {
+				return err
+			}
+		} else {
+			pr.open[sl.e.Args[0]] = sl.e
+		}
+	}
+	sl.e, sl.used = *e, true
+	return nil
+}
+
+// takeBegin finds and removes the begin of kind k with correlation id corr,
+// looking first at the ending thread's slot, then the map, then every slot.
+func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) (trace.Event, bool) {
+	if int(thread) < len(pr.slots) {
+		if sl := &pr.slots[thread]; sl.used && sl.e.Args[0] == corr && sl.e.Kind == k {
+			sl.used = false
+			return sl.e, true
+		}
+	}
+	if b, ok := pr.open[corr]; ok && b.Kind == k {
+		delete(pr.open, corr)
+		return b, true
+	}
+	for i := range pr.slots {
+		if sl := &pr.slots[i]; sl.used && sl.e.Args[0] == corr && sl.e.Kind == k {
+			sl.used = false
+			return sl.e, true
+		}
+	}
+	return trace.Event{}, false
+}
+
+func (pr *Pairer) kernelName(id uint64) string {
+	if id >= 1<<16 {
+		return pr.P.Dict.Kernel(id).Name
+	}
+	if int(id) < len(pr.kernels) && pr.kernels[id] != "" {
+		return pr.kernels[id]
+	}
+	info := pr.P.Dict.Kernel(id)
+	if !info.Known {
+		return info.Name // its def may come later: look again next time
+	}
+	if int(id) >= len(pr.kernels) {
+		pr.kernels = append(pr.kernels, make([]string, int(id)+1-len(pr.kernels))...)
+	}
+	pr.kernels[id] = info.Name
+	return info.Name
+}
+
+// corrIndex maps correlation ids to ring indexes: open addressing with
+// linear probing and backward-shift deletion, cheaper than a Go map here.
+type corrIndex struct {
+	keys []uint64
+	vals []int32
+	used []bool
+	n    int
+}
+
+func hash64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	return k
+}
+
+func (c *corrIndex) get(k uint64) (int32, bool) {
+	if c.n == 0 {
+		return 0, false
+	}
+	m := uint64(len(c.keys) - 1)
+	for i := hash64(k) & m; c.used[i]; i = (i + 1) & m {
+		if c.keys[i] == k {
+			return c.vals[i], true
+		}
+	}
+	return 0, false
+}
+
+func (c *corrIndex) put(k uint64, v int32) {
+	if 2*(c.n+1) > len(c.keys) {
+		c.grow()
+	}
+	m := uint64(len(c.keys) - 1)
+	i := hash64(k) & m
+	for ; c.used[i]; i = (i + 1) & m {
+		if c.keys[i] == k {
+			c.vals[i] = v
+			return
+		}
+	}
+	c.keys[i], c.vals[i], c.used[i] = k, v, true
+	c.n++
+}
+
+func (c *corrIndex) grow() {
+	old := *c
+	size := max(64, 2*len(c.keys))
+	*c = corrIndex{keys: make([]uint64, size), vals: make([]int32, size), used: make([]bool, size)}
+	for i, u := range old.used {
+		if u {
+			c.put(old.keys[i], old.vals[i])
+		}
+	}
+}
+
+func (c *corrIndex) del(k uint64) {
+	if c.n == 0 {
+		return
+	}
+	m := uint64(len(c.keys) - 1)
+	i := hash64(k) & m
+	for ; c.used[i]; i = (i + 1) & m {
+		if c.keys[i] == k {
+			break
+		}
+	}
+	if !c.used[i] {
+		return
+	}
+	c.used[i] = false
+	c.n--
+	// Shift back the entries of the probe run after i.
+	for j := (i + 1) & m; c.used[j]; j = (j + 1) & m {
+		h := hash64(c.keys[j]) & m
+		// Move j to i when its home h is not within (i, j] cyclically.
+		if (j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j)) {
+			c.keys[i], c.vals[i], c.used[i] = c.keys[j], c.vals[j], true
+			c.used[j] = false
+			i = j
+		}
+	}
+}
