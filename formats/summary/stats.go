@@ -139,52 +139,90 @@ func (d *Dist) Median() int64 {
 }
 
 // Union measures the union of intervals (busy time) in bounded memory.
-// Intervals may come in any order; they are merged when the buffer fills.
-// Intervals that end more than Lag ns before the latest start seen are
-// retired into a running total; the part of an interval arriving later than
-// that which falls before the retired horizon is not counted.
+// Intervals may come in any order, though mostly in start order: those go
+// straight onto a sorted, merged list; the others wait in a small buffer
+// that is sorted and merged in when it fills. Intervals that end more than
+// Lag ns before the latest start seen, or the oldest when more than
+// maxUnion are held, are retired into a running total; the part of a later
+// interval that falls before the retired horizon is not counted.
 type Union struct {
 	Lag     int64
-	buf     [][2]int64
+	sorted  [][2]int64 // by start, disjoint
+	loose   [][2]int64 // out of order
+	scratch [][2]int64
 	retired int64
 	horizon int64 // everything before it is retired
 	latest  int64
-	last    int // length after the last compaction
 }
 
 // DefaultLag is Union.Lag's default: 10 s of trace time.
 const DefaultLag = 10e9
 
-const unionBuf = 1 << 14
+const (
+	looseMax = 1 << 16
+	maxUnion = 1 << 19
+)
 
 func (u *Union) Add(start, end int64) {
 	if end <= start {
 		return
 	}
 	u.latest = max(u.latest, start)
-	u.buf = append(u.buf, [2]int64{start, end})
-	if len(u.buf) >= unionBuf && len(u.buf) >= 2*u.last {
+	n := len(u.sorted)
+	switch {
+	case n == 0 || start >= u.sorted[n-1][0]:
+		if n > 0 && start <= u.sorted[n-1][1] {
+			u.sorted[n-1][1] = max(u.sorted[n-1][1], end)
+		} else {
+			u.sorted = append(u.sorted, [2]int64{start, end})
+		}
+	default:
+		u.loose = append(u.loose, [2]int64{start, end})
+	}
+	if len(u.loose) >= looseMax || len(u.sorted) >= 2*maxUnion {
 		u.compact()
 	}
 }
 
+func byStart(a, b [2]int64) int {
+	switch {
+	case a[0] < b[0]:
+		return -1
+	case a[0] > b[0]:
+		return 1
+	}
+	return 0
+}
+
 func (u *Union) compact() {
-	slices.SortFunc(u.buf, func(a, b [2]int64) int {
-		switch {
-		case a[0] < b[0]:
-			return -1
-		case a[0] > b[0]:
-			return 1
+	if len(u.loose) > 0 {
+		slices.SortFunc(u.loose, byStart)
+		// Only the tail of sorted from the first loose start on changes.
+		k, _ := slices.BinarySearchFunc(u.sorted, u.loose[0], byStart)
+		if k > 0 {
+			k-- // the interval before may overlap
 		}
-		return 0
-	})
-	out := u.buf[:0]
-	for _, iv := range u.buf {
-		if n := len(out); n > 0 && iv[0] <= out[n-1][1] {
-			out[n-1][1] = max(out[n-1][1], iv[1])
-			continue
+		tail := append(u.scratch[:0], u.sorted[k:]...)
+		out := u.sorted[:k]
+		add := func(iv [2]int64) {
+			if n := len(out); n > 0 && iv[0] <= out[n-1][1] {
+				out[n-1][1] = max(out[n-1][1], iv[1])
+				return
+			}
+			out = append(out, iv)
 		}
-		out = append(out, iv)
+		i, j := 0, 0
+		for i < len(tail) || j < len(u.loose) {
+			if j == len(u.loose) || i < len(tail) && tail[i][0] <= u.loose[j][0] {
+				add(tail[i])
+				i++
+			} else {
+				add(u.loose[j])
+				j++
+			}
+		}
+		u.scratch, u.sorted = tail[:0], out
+		u.loose = u.loose[:0]
 	}
 	lag := u.Lag
 	if lag == 0 {
@@ -192,21 +230,24 @@ func (u *Union) compact() {
 	}
 	cut := u.latest - lag
 	i := 0
-	for ; i < len(out) && out[i][1] < cut; i++ {
-		u.retired += out[i][1] - max(out[i][0], u.horizon)
-		u.horizon = max(u.horizon, out[i][1])
+	for ; i < len(u.sorted) && (u.sorted[i][1] < cut || len(u.sorted)-i > maxUnion); i++ {
+		iv := u.sorted[i]
+		if iv[1] > u.horizon {
+			u.retired += iv[1] - max(iv[0], u.horizon)
+			u.horizon = iv[1]
+		}
 	}
-	n := copy(out, out[i:])
-	u.buf = out[:n]
-	u.last = n
+	if i > 0 {
+		u.sorted = append(u.sorted[:0], u.sorted[i:]...)
+	}
 }
 
 // Total returns the busy time.
 func (u *Union) Total() int64 {
 	u.compact()
 	t := u.retired
-	for _, iv := range u.buf {
-		t += iv[1] - iv[0]
+	for _, iv := range u.sorted {
+		t += iv[1] - max(iv[0], min(u.horizon, iv[1]))
 	}
 	return t
 }
@@ -215,7 +256,7 @@ func (u *Union) Total() int64 {
 func (u *Union) Merge(o *Union) {
 	o.compact()
 	u.retired += o.retired
-	for _, iv := range o.buf {
+	for _, iv := range o.sorted {
 		u.Add(iv[0], iv[1])
 	}
 }
