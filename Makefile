@@ -8,6 +8,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 CFLAGS  ?= -O2 -g
 RT_CFLAGS = -std=c11 -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Iruntime/include -Iruntime/src
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.Version=$(VERSION)"
+# The Go core is loaded by path (dlopen), never linked against; it still gets
+# a SONAME so packaging tools see a proper shared library.
+GOFLAGS_CORE  = -trimpath -ldflags "-X main.Version=$(VERSION) -extldflags=-Wl,-soname,libocca_tools_core.so"
 
 RT_SRC  = $(wildcard runtime/src/*.c)
 RT_HDR  = $(wildcard runtime/src/*.h) runtime/include/occa_tools.h
@@ -16,9 +19,12 @@ GO_SRC  = $(shell find . -name '*.go' -not -path './build/*') go.mod go.sum
 .PHONY: all runtime commands clean test check-header demo
 all: runtime commands
 
+# The preload shim for unmodified OCCA applications (occa-prof): PRELOAD_LIB.
+include runtime/preload/preload.mk
+
 # The C library carries SONAME libocca_tools.so.1 (the ABI's major version);
 # libocca_tools.so is the link-time name.
-runtime: $(BUILD)/lib/libocca_tools.so $(BUILD)/lib/libocca_tools_core.so
+runtime: $(BUILD)/lib/libocca_tools.so $(BUILD)/lib/libocca_tools_core.so $(PRELOAD_LIB)
 
 $(BUILD)/lib/libocca_tools.so.1: $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(@D)
@@ -29,14 +35,14 @@ $(BUILD)/lib/libocca_tools.so: $(BUILD)/lib/libocca_tools.so.1
 
 $(BUILD)/lib/libocca_tools_core.so: $(GO_SRC) runtime/src/ot_internal.h
 	@mkdir -p $(@D)
-	$(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -o $@ ./runtime/core
+	$(GO) build $(GOFLAGS_CORE) -buildmode=c-shared -o $@ ./runtime/core
 	@rm -f $(BUILD)/lib/libocca_tools_core.h
 
-commands: $(BUILD)/bin/occa-tools
+commands: $(BUILD)/bin/occa-tools $(BUILD)/bin/occa-prof
 
-$(BUILD)/bin/occa-tools: $(GO_SRC)
+$(BUILD)/bin/occa-tools $(BUILD)/bin/occa-prof: $(BUILD)/bin/%: $(GO_SRC)
 	@mkdir -p $(@D)
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/occa-tools
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
 
 clean:
 	rm -rf $(BUILD)
@@ -53,13 +59,15 @@ demo: all test-programs
 	@$(BUILD)/bin/occa-tools info $(DEMO)/occa-tools-traces/*.occatrace
 
 # Every test: Go (with the race detector), the end-to-end tests on the real
-# libraries, the C header as C99 and C++, and the C hot path under
-# ThreadSanitizer.
+# libraries, the C header as C99 and C++, the C hot path under
+# ThreadSanitizer, and the converters' outputs read by pandas, DuckDB and
+# Perfetto's schema (Python packages: tests/python/requirements.txt).
 test: all test-programs check-header
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test -race -count=1 ./...
 	$(MAKE) tsan bench-repro
+	python3 -m pytest -q tests/python
 
 # The public header must compile as strict C99 and as C++.
 check-header:
@@ -119,7 +127,7 @@ endif
 # The version is linked into the binaries (and written into every trace):
 # relink them when it changes, not only when a source does. The stamp is
 # rewritten only when the version differs, so nothing else rebuilds.
-$(BUILD)/bin/occa-tools $(BUILD)/lib/libocca_tools_core.so: $(BUILD)/version-stamp
+$(BUILD)/bin/occa-tools $(BUILD)/bin/occa-prof $(BUILD)/lib/libocca_tools_core.so: $(BUILD)/version-stamp
 $(BUILD)/version-stamp: FORCE_VERSION
 	@mkdir -p $(@D)
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
