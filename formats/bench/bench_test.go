@@ -183,10 +183,13 @@ func convert(b *testing.B, window int, create func(path string, p *model.Process
 		if err != nil {
 			return err
 		}
-		if st, err := os.Stat(out); err == nil {
-			b.ReportMetric(float64(st.Size()), "out-bytes")
+		if err := w.Close(res); err != nil {
+			return err
 		}
-		return w.Close(res)
+		if st, err := os.Stat(out); err == nil {
+			b.ReportMetric(float64(st.Size())/float64(res.Events), "out-bytes/event")
+		}
+		return nil
 	})
 }
 

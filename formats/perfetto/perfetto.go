@@ -54,6 +54,8 @@ type Writer struct {
 	lanes   map[uint64]*laneSet
 	mem     *model.MemoryInUse
 	pending rowHeap
+	store   []model.Row
+	free    []int32
 	order   uint64
 	last    int64 // start of the last row released
 	late    int64 // rows released out of start order
@@ -75,20 +77,23 @@ type lane struct {
 	stack []int64 // end times of the open slices
 }
 
+// held is a row waiting in the reorder heap; the row itself stays in
+// Writer.store, so heap moves copy 32 bytes.
 type held struct {
-	row model.Row
-	seq uint64
+	start, dur int64
+	seq        uint64
+	idx        int32
 }
 
 type rowHeap []held
 
 func (h rowHeap) Len() int { return len(h) }
 func (h rowHeap) Less(i, j int) bool {
-	if h[i].row.Start != h[j].row.Start {
-		return h[i].row.Start < h[j].row.Start
+	if h[i].start != h[j].start {
+		return h[i].start < h[j].start
 	}
-	if h[i].row.Dur != h[j].row.Dur { // the enclosing slice first
-		return h[i].row.Dur > h[j].row.Dur
+	if h[i].dur != h[j].dur { // the enclosing slice first
+		return h[i].dur > h[j].dur
 	}
 	return h[i].seq < h[j].seq
 }
@@ -301,7 +306,16 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name string, flows, term [
 // Add takes one row; it has the model.Sink signature.
 func (w *Writer) Add(p *model.Process, r *model.Row) error {
 	w.order++
-	heap.Push(&w.pending, held{row: *r, seq: w.order})
+	var idx int32
+	if n := len(w.free); n > 0 {
+		idx = w.free[n-1]
+		w.free = w.free[:n-1]
+		w.store[idx] = *r
+	} else {
+		idx = int32(len(w.store))
+		w.store = append(w.store, *r)
+	}
+	heap.Push(&w.pending, held{start: r.Start, dur: r.Dur, seq: w.order, idx: idx})
 	for w.err == nil && len(w.pending) > ReorderRows {
 		w.release()
 	}
@@ -310,7 +324,8 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 
 func (w *Writer) release() {
 	h := heap.Pop(&w.pending).(held)
-	r := &h.row
+	r := &w.store[h.idx]
+	w.free = append(w.free, h.idx)
 	if r.Start < w.last {
 		w.late++
 	}
