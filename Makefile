@@ -16,7 +16,7 @@ RT_SRC  = $(wildcard runtime/src/*.c)
 RT_HDR  = $(wildcard runtime/src/*.h) runtime/include/occa_tools.h
 GO_SRC  = $(shell find . -name '*.go' -not -path './build/*') go.mod go.sum
 
-.PHONY: all runtime commands clean test check-header demo
+.PHONY: all runtime commands clean test check-header demo bench-convert
 all: runtime commands
 
 # The preload shim for unmodified OCCA applications (occa-prof): PRELOAD_LIB.
@@ -68,6 +68,12 @@ test: all test-programs check-header
 	$(GO) test -race -count=1 ./...
 	$(MAKE) tsan bench-repro
 	python3 -m pytest -q tests/python
+
+# The offline tools on a generated trace (OCCA_BENCH_EVENTS events, 10 M by
+# default): events/s of decoding, pairing, each converter and the summary,
+# with peak memory.
+bench-convert:
+	OCCA_BENCH_EVENTS=$${OCCA_BENCH_EVENTS:-10000000} $(GO) test -run XXX -bench . -benchtime 1x -timeout 30m ./formats/bench
 
 # The public header must compile as strict C99 and as C++.
 check-header:
@@ -202,7 +208,7 @@ dist:
 	@cat dist/$(DIST_NAME).tar.gz.sha256
 
 test-install:
-	sh tests/install/check.sh
+	bash tests/install/check.sh
 
 # The version() line of the Spack recipe for the tarball in dist/ (after
 # `make dist` on a release tag).
