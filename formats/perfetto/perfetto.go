@@ -16,17 +16,25 @@
 // Slices on one track must nest; a slice that would overlap without
 // nesting goes on a sibling lane track ("name #2"), so nothing is dropped
 // or mis-nested. Lanes are assigned in start order: rows pass through a
-// bounded reorder buffer (ReorderRows). Event names are interned. Times are
-// unix ns (the trace's default clock): ranks on different nodes line up.
+// bounded reorder buffer (ReorderRows). Event names and debug annotation
+// names are interned; track uuids are small (seq<<10 | n) so that a slice
+// packet is a few bytes besides its timestamp. Times are unix ns (the
+// trace's default clock): ranks on different nodes line up.
+//
+// Add only copies the row into a batch; a goroutine per writer puts the
+// rows in start order, assigns lanes and encodes the packets (hand-rolled
+// protobuf into one reused buffer), so reading and writing overlap.
+// Everything read from the process's Dict (thread and device names) is
+// looked up in Add, on the reader's goroutine.
 package perfetto
 
 import (
-	"bufio"
-	"container/heap"
 	"fmt"
-	"hash/fnv"
 	"os"
+	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -40,30 +48,90 @@ const ReorderRows = 1 << 17
 // the reorder buffer.
 const PairWindow = 1 << 12
 
+const (
+	batchRows = 4096
+	outFlush  = 1 << 20
+)
+
+// threadInfo and devInfo carry what the worker needs from the Dict.
+type threadInfo struct {
+	index uint32
+	tid   int64
+	name  string
+}
+
+type devInfo struct {
+	id   uint64
+	name string
+}
+
+type batch struct {
+	rows    []model.Row
+	threads []threadInfo
+	devs    []devInfo
+}
+
 // Writer writes one process's rows to a Perfetto trace file.
 type Writer struct {
-	f       *os.File
-	bw      *bufio.Writer
-	p       *model.Process
-	fl      *model.Flattener
-	seq     uint32
-	pid     int64
-	proc    uint64
-	names   map[string]uint64
-	tracks  map[uint64]bool
-	lanes   map[uint64]*laneSet
-	mem     *model.MemoryInUse
-	pending rowHeap
-	store   []model.Row
-	free    []int32
-	order   uint64
-	last    int64 // start of the last row released
-	late    int64 // rows released out of start order
-	pkt     enc
-	te      enc
-	aux     enc
-	err     error
-	Bytes   int64
+	f   *os.File
+	p   *model.Process
+	seq uint32
+	pid int64
+
+	// reader side
+	cur      *batch
+	seenTh   map[uint32]bool
+	seenDev  map[uint64]bool
+	work     chan *batch
+	free     chan *batch
+	done     chan struct{}
+	failed   atomic.Bool
+	closeMux sync.Once
+
+	// worker side
+	proc     uint64
+	nextUUID uint64
+	names    map[nameKey]uint64
+	annots   [annotCount]bool
+	threads  map[uint32]*thread
+	devices  map[uint64]*device
+	noLaunch *laneSet
+	lastDev  *device
+	lastStrm *laneSet
+	lastSKey uint64
+	lastSDev uint64
+	mem      *model.MemoryInUse
+	kinds    [256]string
+
+	store []model.Row
+	slots []int32
+	pend  []held // sorted
+	nw    []held // unsorted
+	merge []held
+	order uint64
+	last  int64 // start of the last row released
+	late  int64 // rows released out of start order
+
+	out       []byte
+	newNames  []internedName
+	newAnnots []int
+	err       error
+	Bytes     int64
+}
+
+type thread struct {
+	uuid  uint64
+	tid   int64
+	name  string
+	lanes *laneSet
+}
+
+type device struct {
+	id      uint64
+	uuid    uint64
+	counter uint64
+	name    string
+	streams map[uint64]*laneSet
 }
 
 type laneSet struct {
@@ -77,45 +145,47 @@ type lane struct {
 	stack []int64 // end times of the open slices
 }
 
-// held is a row waiting in the reorder heap; the row itself stays in
-// Writer.store, so heap moves copy 32 bytes.
+// held is a row waiting in the reorder buffer; the row itself stays in
+// Writer.store.
 type held struct {
 	start, dur int64
 	seq        uint64
 	idx        int32
 }
 
-type rowHeap []held
-
-func (h rowHeap) Len() int { return len(h) }
-func (h rowHeap) Less(i, j int) bool {
-	if h[i].start != h[j].start {
-		return h[i].start < h[j].start
-	}
-	if h[i].dur != h[j].dur { // the enclosing slice first
-		return h[i].dur > h[j].dur
-	}
-	return h[i].seq < h[j].seq
-}
-func (h rowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *rowHeap) Push(x any)   { *h = append(*h, x.(held)) }
-func (h *rowHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-func uuid(parts ...uint64) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	for _, p := range parts {
-		for i := range b {
-			b[i] = byte(p >> (8 * i))
+func cmpHeld(a, b held) int {
+	if a.start != b.start {
+		if a.start < b.start {
+			return -1
 		}
-		h.Write(b[:])
+		return 1
 	}
-	return h.Sum64() | 1
+	if a.dur != b.dur { // the enclosing slice first
+		if a.dur > b.dur {
+			return -1
+		}
+		return 1
+	}
+	if a.seq < b.seq {
+		return -1
+	}
+	if a.seq > b.seq {
+		return 1
+	}
+	return 0
+}
+
+// hash is FNV-1a over the parts' little-endian bytes, with the low bit set
+// (uuids of tracks past the small range, flow ids).
+func hash(parts ...uint64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, p := range parts {
+		for i := 0; i < 8; i++ {
+			h ^= (p >> (8 * i)) & 0xff
+			h *= 1099511628211
+		}
+	}
+	return h | 1
 }
 
 // Create makes the file at path for process p. seq is the trusted packet
@@ -125,162 +195,456 @@ func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), p: p, fl: model.NewFlattener(p), seq: seq, pid: p.Rank + 1,
-		names: map[string]uint64{}, tracks: map[uint64]bool{}, lanes: map[uint64]*laneSet{}, mem: model.NewMemoryInUse()}
+	w := &Writer{f: f, p: p, seq: seq, pid: p.Rank + 1,
+		seenTh: map[uint32]bool{}, seenDev: map[uint64]bool{},
+		work: make(chan *batch, 4), free: make(chan *batch, 6), done: make(chan struct{}),
+		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
+		mem: model.NewMemoryInUse(), out: make([]byte, 0, outFlush+4096)}
 	if w.pid <= 0 {
 		w.pid = int64(seq)
 	}
-	w.proc = uuid(uint64(p.Rank), 1)
+	for i := 0; i < 6; i++ {
+		w.free <- &batch{rows: make([]model.Row, 0, batchRows)}
+	}
+	w.cur = <-w.free
+	w.proc = w.newUUID()
 	// The first packet clears the incremental state (the interned names).
-	w.pkt = enc(w.pkt[:0]).uint(fPktSeqID, uint64(seq)).uint(fPktSeqFlags, seqIncrementalClr).uint(fPktFirstOnSeq, 1)
-	w.flushPacket()
+	w.packet(enc(nil).uint(fPktSeqID, uint64(seq)).uint(fPktSeqFlags, seqIncrementalClr).uint(fPktFirstOnSeq, 1))
 	var pd enc
 	pd = pd.int(fPDPid, w.pid).str(fPDName, fmt.Sprintf("rank %d (%s, pid %d)", p.Rank, p.Header.Host, p.Header.PID))
-	td := enc(nil).uint(fTDUUID, w.proc).bytes(fTDProcess, pd)
-	w.trackPacket(td)
+	w.trackPacket(enc(nil).uint(fTDUUID, w.proc).bytes(fTDProcess, pd))
+	go w.run()
 	return w, nil
 }
 
-func (w *Writer) flushPacket() {
-	if w.err != nil {
+// newUUID returns a track uuid: small (seq<<10 | n) while it can be, so
+// that every event's track_uuid is a 2-4 byte varint.
+func (w *Writer) newUUID() uint64 {
+	w.nextUUID++
+	if w.nextUUID < 1<<10 && w.seq < 1<<20 {
+		return uint64(w.seq)<<10 | w.nextUUID
+	}
+	return hash(uint64(w.seq), w.nextUUID) | 1<<63
+}
+
+// Add takes one row; it has the model.Sink signature.
+func (w *Writer) Add(p *model.Process, r *model.Row) error {
+	if w.failed.Load() { // w.err was set before failed
+		return w.err
+	}
+	b := w.cur
+	if !w.seenTh[r.Thread] {
+		w.seenTh[r.Thread] = true
+		info := p.Dict.Thread(uint64(r.Thread))
+		b.threads = append(b.threads, threadInfo{index: r.Thread, tid: int64(info.TID), name: info.Name})
+	}
+	if r.Device != 0 && !w.seenDev[r.Device] {
+		w.seenDev[r.Device] = true
+		b.devs = append(b.devs, devInfo{id: r.Device, name: p.Dict.Device(r.Device).Name()})
+	}
+	b.rows = append(b.rows, *r)
+	if len(b.rows) == cap(b.rows) {
+		w.work <- b
+		w.cur = <-w.free
+	}
+	return nil
+}
+
+// run is the worker: it reorders, assigns lanes and encodes.
+func (w *Writer) run() {
+	defer close(w.done)
+	for b := range w.work {
+		if w.err == nil {
+			w.addBatch(b)
+			if w.err != nil {
+				w.failed.Store(true)
+			}
+		}
+		b.rows, b.threads, b.devs = b.rows[:0], b.threads[:0], b.devs[:0]
+		w.free <- b
+	}
+	if w.err == nil {
+		w.flushReorder(true)
+	}
+	if w.err == nil {
+		w.writeOut()
+	}
+}
+
+func (w *Writer) addBatch(b *batch) {
+	for _, t := range b.threads {
+		tid := t.tid
+		if tid == 0 {
+			tid = w.pid*1000 + int64(t.index)
+		}
+		name := t.name
+		if name == "" {
+			name = "thread " + strconv.FormatUint(uint64(t.index), 10)
+		}
+		w.threads[t.index] = &thread{tid: tid, name: name}
+	}
+	for _, d := range b.devs {
+		w.devices[d.id] = &device{id: d.id, name: d.name}
+	}
+	for i := range b.rows {
+		r := &b.rows[i]
+		w.order++
+		var idx int32
+		if n := len(w.slots); n > 0 {
+			idx = w.slots[n-1]
+			w.slots = w.slots[:n-1]
+			w.store[idx] = *r
+		} else {
+			idx = int32(len(w.store))
+			w.store = append(w.store, *r)
+		}
+		w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.order, idx: idx})
+		if len(w.nw) >= ReorderRows/2 {
+			w.flushReorder(false)
+			if w.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// flushReorder sorts the new rows, merges them with the held ones and
+// releases all but the last ReorderRows (all when final).
+func (w *Writer) flushReorder(final bool) {
+	slices.SortFunc(w.nw, cmpHeld)
+	m := w.merge[:0]
+	a, b := w.pend, w.nw
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if cmpHeld(a[i], b[j]) <= 0 {
+			m = append(m, a[i])
+			i++
+		} else {
+			m = append(m, b[j])
+			j++
+		}
+	}
+	m = append(m, a[i:]...)
+	m = append(m, b[j:]...)
+	keep := ReorderRows
+	if final {
+		keep = 0
+	}
+	n := max(len(m)-keep, 0)
+	for k := 0; k < n && w.err == nil; k++ {
+		h := m[k]
+		r := &w.store[h.idx]
+		w.slots = append(w.slots, h.idx)
+		if r.Start < w.last {
+			w.late++
+		}
+		w.last = max(w.last, r.Start)
+		w.write(r)
+	}
+	w.pend = append(w.pend[:0], m[n:]...)
+	w.merge = m[:0]
+	w.nw = w.nw[:0]
+}
+
+func (w *Writer) writeOut() {
+	if w.err != nil || len(w.out) == 0 {
 		return
 	}
-	var hdr [16]byte
-	h := enc(hdr[:0]).tag(fTracePacket, wireLen).varint(uint64(len(w.pkt)))
-	w.bw.Write(h)
-	_, w.err = w.bw.Write(w.pkt)
-	w.Bytes += int64(len(h) + len(w.pkt))
+	_, w.err = w.f.Write(w.out)
+	w.Bytes += int64(len(w.out))
+	w.out = w.out[:0]
+}
+
+// packet writes one TracePacket whose body is pkt (slow path).
+func (w *Writer) packet(pkt enc) {
+	w.out = enc(w.out).bytes(fTracePacket, pkt)
+	if len(w.out) >= outFlush {
+		w.writeOut()
+	}
 }
 
 func (w *Writer) trackPacket(td enc) {
-	w.pkt = enc(w.pkt[:0]).uint(fPktSeqID, uint64(w.seq)).bytes(fPktTrackDesc, td)
-	w.flushPacket()
+	w.packet(enc(nil).uint(fPktSeqID, uint64(w.seq)).bytes(fPktTrackDesc, td))
 }
 
-// thread returns the track of thread index t, describing it first.
-func (w *Writer) thread(t uint32) uint64 {
-	u := uuid(uint64(w.p.Rank), 2, uint64(t))
-	if !w.tracks[u] {
-		w.tracks[u] = true
-		info := w.p.Dict.Thread(uint64(t))
-		tid := int64(info.TID)
-		if tid == 0 {
-			tid = w.pid*1000 + int64(t)
-		}
-		name := info.Name
-		if name == "" {
-			name = "thread " + strconv.FormatUint(uint64(t), 10)
-		}
-		th := enc(nil).int(fThPid, w.pid).int(fThTid, tid).str(fThName, name)
-		w.trackPacket(enc(nil).uint(fTDUUID, u).bytes(fTDThread, th))
+// thread returns thread index t, describing its track first.
+func (w *Writer) thread(t uint32) *thread {
+	th := w.threads[t]
+	if th == nil { // not seen in Add: cannot happen, but stay safe
+		th = &thread{tid: w.pid*1000 + int64(t), name: "thread " + strconv.FormatUint(uint64(t), 10)}
+		w.threads[t] = th
 	}
+	if th.uuid == 0 {
+		th.uuid = w.newUUID()
+		tdesc := enc(nil).int(fThPid, w.pid).int(fThTid, th.tid).str(fThName, th.name)
+		w.trackPacket(enc(nil).uint(fTDUUID, th.uuid).bytes(fTDThread, tdesc))
+		th.lanes = &laneSet{name: th.name, parent: w.proc, lanes: []lane{{uuid: th.uuid}}}
+	}
+	return th
+}
+
+// named describes a plain named track under parent and returns its uuid.
+func (w *Writer) named(parent uint64, name string, rank int) uint64 {
+	u := w.newUUID()
+	td := enc(nil).uint(fTDUUID, u).str(fTDName, name).uint(fTDParent, parent)
+	if rank != 0 {
+		td = td.int(fTDSiblingRank, int64(rank))
+	}
+	w.trackPacket(td)
 	return u
 }
 
-// named returns a plain named track under parent, describing it first.
-func (w *Writer) named(u, parent uint64, name string, rank int) uint64 {
-	if !w.tracks[u] {
-		w.tracks[u] = true
-		td := enc(nil).uint(fTDUUID, u).str(fTDName, name).uint(fTDParent, parent)
-		if rank != 0 {
-			td = td.int(fTDSiblingRank, int64(rank))
+// dev returns device id, without describing its track.
+func (w *Writer) dev(id uint64) *device {
+	if d := w.lastDev; d != nil && d.id == id {
+		return d
+	}
+	d := w.devices[id]
+	if d == nil { // not seen in Add: only the host
+		name := "host"
+		if id != 0 {
+			name = "device#" + strconv.FormatUint(id, 10)
 		}
-		w.trackPacket(td)
+		d = &device{id: id, name: name}
+		w.devices[id] = d
 	}
-	return u
+	w.lastDev = d
+	return d
 }
 
-func (w *Writer) deviceName(id uint64) string {
-	if id == 0 {
-		return "host"
+// device returns device id, describing its track first.
+func (w *Writer) device(id uint64) *device {
+	d := w.dev(id)
+	if d.uuid == 0 {
+		d.uuid = w.named(w.proc, "device "+d.name, 0)
+		d.streams = map[uint64]*laneSet{}
 	}
-	return w.p.Dict.Device(id).Name()
+	return d
 }
 
-func (w *Writer) device(id uint64) uint64 {
-	return w.named(uuid(uint64(w.p.Rank), 3, id), w.proc, "device "+w.deviceName(id), 0)
-}
-
-func (w *Writer) stream(dev, s uint64) uint64 {
-	name := "stream " + strconv.FormatUint(s, 10)
-	if s == 0 {
-		name = "current stream"
+func (w *Writer) stream(dev, s uint64) *laneSet {
+	if w.lastStrm != nil && w.lastSDev == dev && w.lastSKey == s {
+		return w.lastStrm
 	}
-	return w.named(uuid(uint64(w.p.Rank), 4, dev, s), w.device(dev), name, int(s))
-}
-
-func (w *Writer) counter(dev uint64) uint64 {
-	u := uuid(uint64(w.p.Rank), 5, dev)
-	if !w.tracks[u] {
-		w.tracks[u] = true
-		cd := enc(nil).uint(fCDUnit, unitSizeBytes)
-		td := enc(nil).uint(fTDUUID, u).str(fTDName, "memory in use "+w.deviceName(dev)).uint(fTDParent, w.proc).bytes(fTDCounter, cd)
-		w.trackPacket(td)
-	}
-	return u
-}
-
-// iid interns name; it adds the name to the packet's interned data when new.
-func (w *Writer) iid(name string, interned *enc) uint64 {
-	if id, ok := w.names[name]; ok {
-		return id
-	}
-	id := uint64(len(w.names) + 1)
-	w.names[name] = id
-	e := enc(nil).uint(fINIID, id).str(fINName, name)
-	*interned = interned.bytes(fIDEventNames, e)
-	return id
-}
-
-// event writes one TrackEvent packet.
-func (w *Writer) event(ts int64, typ uint64, track uint64, name string, flows, term []uint64, counter int64, args func(enc) enc) {
-	var interned enc
-	te := enc(w.te[:0]).uint(fTEType, typ).uint(fTETrack, track)
-	if name != "" {
-		te = te.uint(fTENameIID, w.iid(name, &interned))
-	}
-	for _, f := range flows {
-		te = te.fixed64(fTEFlowIDs, f)
-	}
-	for _, f := range term {
-		te = te.fixed64(fTETermFlowIDs, f)
-	}
-	if typ == typeCounter {
-		te = te.int(fTECounterValue, counter)
-	}
-	if args != nil {
-		te = args(te)
-	}
-	w.te = te
-	pkt := enc(w.pkt[:0]).uint(fPktTimestamp, uint64(ts)).uint(fPktSeqID, uint64(w.seq)).uint(fPktSeqFlags, seqNeedsIncrState)
-	if len(interned) > 0 {
-		pkt = pkt.bytes(fPktInterned, interned)
-	}
-	w.pkt = pkt.bytes(fPktTrackEvent, te)
-	w.flushPacket()
-}
-
-func debugUint(te enc, name string, v uint64) enc {
-	return te.bytes(fTEDebug, enc(nil).str(fDAName, name).uint(fDAUint, v))
-}
-
-func debugStr(te enc, name, v string) enc {
-	return te.bytes(fTEDebug, enc(nil).str(fDAName, name).str(fDAString, v))
-}
-
-// laneSet returns the lanes of the logical track key, whose first lane is
-// the track first and whose further lanes are siblings under parent.
-func (w *Writer) laneSet(key, first, parent uint64, name string) *laneSet {
-	ls := w.lanes[key]
+	d := w.device(dev)
+	ls := d.streams[s]
 	if ls == nil {
-		ls = &laneSet{name: name, parent: parent, lanes: []lane{{uuid: first}}}
-		w.lanes[key] = ls
+		name := "stream " + strconv.FormatUint(s, 10)
+		if s == 0 {
+			name = "current stream"
+		}
+		u := w.named(d.uuid, name, int(s))
+		ls = &laneSet{name: "stream " + strconv.FormatUint(s, 10), parent: d.uuid, lanes: []lane{{uuid: u}}}
+		d.streams[s] = ls
 	}
+	w.lastStrm, w.lastSDev, w.lastSKey = ls, dev, s
 	return ls
 }
 
-// slice writes a slice on the first lane of ls where it nests.
-func (w *Writer) slice(ls *laneSet, start, dur int64, name string, flows, term []uint64, args func(enc) enc) {
+func (w *Writer) counter(dev uint64) uint64 {
+	d := w.dev(dev)
+	if d.counter == 0 {
+		d.counter = w.newUUID()
+		cd := enc(nil).uint(fCDUnit, unitSizeBytes)
+		td := enc(nil).uint(fTDUUID, d.counter).str(fTDName, "memory in use "+d.name).uint(fTDParent, w.proc).bytes(fTDCounter, cd)
+		w.trackPacket(td)
+	}
+	return d.counter
+}
+
+// nameKey identifies an event name by how it is made from a row.
+type nameKey struct {
+	form uint16 // kind<<4 | nameForm
+	s    string
+}
+
+const (
+	formKindName = iota // kind + " " + s, or kind when s is ""
+	formPlain           // s
+	formTrigger         // "trigger " + s
+	formUnpaired        // kind + " (unpaired)"
+	formCopy            // "copy " + s
+	formKind            // kind
+)
+
+func (w *Writer) kindName(k trace.Kind) string {
+	s := w.kinds[k]
+	if s == "" {
+		s = model.KindName(k)
+		w.kinds[k] = s
+	}
+	return s
+}
+
+func (w *Writer) makeName(k trace.Kind, form uint16, s string) string {
+	switch form {
+	case formKindName:
+		if s == "" {
+			return w.kindName(k)
+		}
+		return w.kindName(k) + " " + s
+	case formTrigger:
+		return "trigger " + s
+	case formUnpaired:
+		return w.kindName(k) + " (unpaired)"
+	case formCopy:
+		return "copy " + s
+	case formKind:
+		return w.kindName(k)
+	}
+	return s
+}
+
+// iid interns a name; it writes its interned data at the packet's start
+// when new (interned data may precede the track event).
+func (w *Writer) iid(k trace.Kind, form uint16, s string) uint64 {
+	key := nameKey{form: uint16(k)<<4 | form, s: s}
+	if id, ok := w.names[key]; ok {
+		return id
+	}
+	id := uint64(len(w.names) + 1)
+	w.names[key] = id
+	w.newNames = append(w.newNames, internedName{id, w.makeName(k, form, s)})
+	return id
+}
+
+// Debug annotation names, interned with fixed iids.
+const (
+	annotCorr = iota + 1
+	annotBytes
+	annotDirection
+	annotStatus
+	annotCount
+)
+
+var annotNames = [annotCount]string{"", "corr", "bytes", "direction", "status"}
+
+func (w *Writer) annot(a int) uint64 {
+	if !w.annots[a] {
+		w.annots[a] = true
+		w.newAnnots = append(w.newAnnots, a)
+	}
+	return uint64(a)
+}
+
+type internedName struct {
+	iid  uint64
+	name string
+}
+
+// Fast-path encoding straight into w.out.
+
+func putVarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// fixLen writes the length of what follows the one-byte placeholder at
+// pos, moving it when the length needs more than one byte.
+func fixLen(b []byte, pos int) []byte {
+	n := len(b) - pos - 1
+	if n < 0x80 {
+		b[pos] = byte(n)
+		return b
+	}
+	var tmp [10]byte
+	v := putVarint(tmp[:0], uint64(n))
+	extra := len(v) - 1
+	b = append(b, tmp[:extra]...)
+	copy(b[pos+len(v):], b[pos+1:pos+1+n])
+	copy(b[pos:], v)
+	return b
+}
+
+// begin starts a TracePacket with a timestamp, the sequence id and
+// SEQ_NEEDS_INCREMENTAL_STATE, and any new interned data; it returns the
+// packet's length position.
+func (w *Writer) begin(ts int64) int {
+	b := append(w.out, fTracePacket<<3|wireLen, 0)
+	pos := len(b) - 1
+	b = append(b, fPktTimestamp<<3)
+	b = putVarint(b, uint64(ts))
+	b = append(b, fPktSeqID<<3)
+	b = putVarint(b, uint64(w.seq))
+	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState)
+	if len(w.newNames) > 0 || len(w.newAnnots) > 0 {
+		var id enc
+		for _, n := range w.newNames {
+			id = id.bytes(fIDEventNames, enc(nil).uint(fINIID, n.iid).str(fINName, n.name))
+		}
+		for _, a := range w.newAnnots {
+			id = id.bytes(fIDDebugNames, enc(nil).uint(fINIID, uint64(a)).str(fINName, annotNames[a]))
+		}
+		b = enc(b).bytes(fPktInterned, id)
+		w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
+	}
+	w.out = b
+	return pos
+}
+
+func (w *Writer) end(pos int) {
+	w.out = fixLen(w.out, pos)
+	if len(w.out) >= outFlush {
+		w.writeOut()
+	}
+}
+
+// teStart opens the track event with its type and track.
+func (w *Writer) teStart(typ, track uint64) int {
+	b := append(w.out, fPktTrackEvent<<3|wireLen, 0)
+	pos := len(b) - 1
+	b = append(b, fTEType<<3, byte(typ), fTETrack<<3)
+	w.out = putVarint(b, track)
+	return pos
+}
+
+func (w *Writer) teEnd(pos int) { w.out = fixLen(w.out, pos) }
+
+func (w *Writer) fixed64(field int, v uint64) {
+	b := enc(w.out).tag(field, wireI64)
+	for i := 0; i < 8; i++ {
+		b = append(b, byte(v>>(8*i)))
+	}
+	w.out = b
+}
+
+func (w *Writer) debugUint(a int, v uint64) {
+	b := append(w.out, fTEDebug<<3|wireLen, 0)
+	pos := len(b) - 1
+	b = append(b, fDANameIID<<3, byte(a), fDAUint<<3)
+	b = putVarint(b, v)
+	w.out = fixLen(b, pos)
+}
+
+func (w *Writer) debugStr(a int, s string) {
+	b := append(w.out, fTEDebug<<3|wireLen, 0)
+	pos := len(b) - 1
+	b = append(b, fDANameIID<<3, byte(a), fDAString<<3|wireLen)
+	b = putVarint(b, uint64(len(s)))
+	b = append(b, s...)
+	w.out = fixLen(b, pos)
+}
+
+// instant writes an instant (or counter when typ is typeCounter).
+func (w *Writer) instant(ts int64, typ, track, name uint64, counter int64) {
+	p := w.begin(ts)
+	t := w.teStart(typ, track)
+	if name != 0 {
+		w.out = putVarint(append(w.out, fTENameIID<<3), name)
+	}
+	if typ == typeCounter {
+		w.out = putVarint(putVarint(w.out, fTECounterValue<<3), uint64(counter))
+	}
+	w.teEnd(t)
+	w.end(p)
+}
+
+// slice writes a slice on the first lane of ls where it nests; r, when
+// set, gives its debug annotations.
+func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term uint64, r *model.Row) {
 	end := start + max(dur, 0)
 	i := 0
 	for ; i < len(ls.lanes); i++ {
@@ -293,152 +657,149 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name string, flows, term [
 		}
 	}
 	if i == len(ls.lanes) {
-		u := uuid(ls.lanes[0].uuid, uint64(i))
-		w.named(u, ls.parent, ls.name+" #"+strconv.Itoa(i+1), 1000+i)
+		u := w.named(ls.parent, ls.name+" #"+strconv.Itoa(i+1), 1000+i)
 		ls.lanes = append(ls.lanes, lane{uuid: u})
 	}
 	l := &ls.lanes[i]
 	l.stack = append(l.stack, end)
-	w.event(start, typeSliceBegin, l.uuid, name, flows, nil, 0, args)
-	w.event(end, typeSliceEnd, l.uuid, "", nil, term, 0, nil)
-}
-
-// Add takes one row; it has the model.Sink signature.
-func (w *Writer) Add(p *model.Process, r *model.Row) error {
-	w.order++
-	var idx int32
-	if n := len(w.free); n > 0 {
-		idx = w.free[n-1]
-		w.free = w.free[:n-1]
-		w.store[idx] = *r
-	} else {
-		idx = int32(len(w.store))
-		w.store = append(w.store, *r)
+	var dir string
+	if r != nil { // intern the annotation names before the packet
+		if r.Corr != 0 {
+			w.annot(annotCorr)
+		}
+		if r.Bytes != 0 {
+			w.annot(annotBytes)
+		}
+		if dir = r.Direction(); dir != "" {
+			w.annot(annotDirection)
+		}
+		if r.Status != 0 {
+			w.annot(annotStatus)
+		}
 	}
-	heap.Push(&w.pending, held{start: r.Start, dur: r.Dur, seq: w.order, idx: idx})
-	for w.err == nil && len(w.pending) > ReorderRows {
-		w.release()
+	p := w.begin(start)
+	t := w.teStart(typeSliceBegin, l.uuid)
+	w.out = putVarint(append(w.out, fTENameIID<<3), name)
+	if flow != 0 {
+		w.fixed64(fTEFlowIDs, flow)
 	}
-	return w.err
-}
-
-func (w *Writer) release() {
-	h := heap.Pop(&w.pending).(held)
-	r := &w.store[h.idx]
-	w.free = append(w.free, h.idx)
-	if r.Start < w.last {
-		w.late++
+	if r != nil {
+		if r.Corr != 0 {
+			w.debugUint(annotCorr, r.Corr)
+		}
+		if r.Bytes != 0 {
+			w.debugUint(annotBytes, r.Bytes)
+		}
+		if dir != "" {
+			w.debugStr(annotDirection, dir)
+		}
+		if r.Status != 0 {
+			w.debugUint(annotStatus, r.Status)
+		}
 	}
-	w.last = max(w.last, r.Start)
-	w.write(r)
+	w.teEnd(t)
+	w.end(p)
+	p = w.begin(end)
+	t = w.teStart(typeSliceEnd, l.uuid)
+	if term != 0 {
+		w.fixed64(fTETermFlowIDs, term)
+	}
+	w.teEnd(t)
+	w.end(p)
 }
 
 func (w *Writer) write(r *model.Row) {
 	p := w.p
 	ts := p.WallTime(r.Start)
-	kind := model.KindName(r.Kind)
-	thread := func() uint64 { return w.thread(r.Thread) }
 	switch r.Kind {
 	case trace.Marker, trace.Trigger, trace.Dropped, trace.StreamCreate, trace.StreamSet, trace.Fork:
-		name := kind
+		var name uint64
 		switch r.Kind {
 		case trace.Marker:
-			name = r.Name
+			name = w.iid(r.Kind, formPlain, r.Name)
 		case trace.Trigger:
-			name = "trigger " + r.Name
+			name = w.iid(r.Kind, formTrigger, r.Name)
 		case trace.Dropped:
-			name = fmt.Sprintf("DROPPED %d events (%s)", r.Bytes, r.Name)
+			name = w.iid(r.Kind, formPlain, fmt.Sprintf("DROPPED %d events (%s)", r.Bytes, r.Name))
 			ts = p.WallTime(r.Start + max(r.Dur, 0))
+		default:
+			name = w.iid(r.Kind, formKind, "")
 		}
-		w.event(ts, typeInstant, thread(), name, nil, nil, 0, nil)
+		w.instant(ts, typeInstant, w.thread(r.Thread).uuid, name, 0)
 		return
 	case trace.DeviceTime: // device time without its launch
 		if r.Start != 0 {
-			u := w.named(uuid(uint64(p.Rank), 6), w.proc, "device time (launch unknown)", 0)
-			w.slice(w.laneSet(u, u, w.proc, "device time (launch unknown)"), ts, r.Dur, "kernel", nil, nil, nil)
+			if w.noLaunch == nil {
+				u := w.named(w.proc, "device time (launch unknown)", 0)
+				w.noLaunch = &laneSet{name: "device time (launch unknown)", parent: w.proc, lanes: []lane{{uuid: u}}}
+			}
+			w.slice(w.noLaunch, ts, r.Dur, w.iid(r.Kind, formPlain, "kernel"), 0, 0, nil)
 		}
 		return
 	}
+	th := w.thread(r.Thread)
 	if r.Dur == model.Unpaired {
-		w.event(ts, typeInstant, thread(), kind+" (unpaired)", nil, nil, 0, nil)
+		w.instant(ts, typeInstant, th.uuid, w.iid(r.Kind, formUnpaired, ""), 0)
 		return
 	}
-	name := kind
-	if r.Name != "" {
-		name = kind + " " + r.Name
-	}
+	var name uint64
 	if r.Kind == trace.RegionPush {
-		name = r.Name
+		name = w.iid(r.Kind, formPlain, r.Name)
+	} else {
+		name = w.iid(r.Kind, formKindName, r.Name)
 	}
-	var flows []uint64
+	var flow uint64
 	if r.Kind == trace.RunBegin && r.DevDur >= 0 {
-		flows = []uint64{uuid(uint64(p.Rank), 7, r.Corr)}
+		flow = hash(uint64(p.Rank), 7, r.Corr)
 	}
-	args := func(te enc) enc {
-		if r.Corr != 0 {
-			te = debugUint(te, "corr", r.Corr)
-		}
-		if r.Bytes != 0 {
-			te = debugUint(te, "bytes", r.Bytes)
-		}
-		if d := r.Direction(); d != "" {
-			te = debugStr(te, "direction", d)
-		}
-		if r.Status != 0 {
-			te = debugUint(te, "status", r.Status)
-		}
-		return te
-	}
-	th := thread()
-	tname := p.Dict.Thread(uint64(r.Thread)).Name
-	if tname == "" {
-		tname = "thread " + strconv.FormatUint(uint64(r.Thread), 10)
-	}
-	w.slice(w.laneSet(th, th, w.proc, tname), ts, r.Dur, name, flows, nil, args)
+	w.slice(th.lanes, ts, r.Dur, name, flow, 0, r)
 	switch r.Kind {
 	case trace.RunBegin, trace.CopyBegin:
 		if r.Device == 0 {
 			return
 		}
 		s, d := ts, r.Dur
-		var term []uint64
+		var term uint64
 		if r.DevDur >= 0 {
 			d = r.DevDur
 			if r.DevStart != 0 {
 				s = p.WallTime(r.DevStart)
 			}
-			term = flows
+			term = flow
 		}
 		st := w.stream(r.Device, r.Stream)
-		nm := r.Name
+		var nm uint64
 		if r.Kind == trace.CopyBegin {
-			nm = "copy " + r.Direction()
+			nm = w.iid(trace.CopyBegin, formCopy, r.Direction())
+		} else {
+			nm = w.iid(0, formPlain, r.Name)
 		}
-		w.slice(w.laneSet(st, st, w.device(r.Device), "stream "+strconv.FormatUint(r.Stream, 10)), s, d, nm, nil, term, nil)
+		w.slice(st, s, d, nm, 0, term, nil)
 	case trace.MemoryAllocBegin, trace.MemoryFreeBegin:
 		if dev, v, ok := w.mem.Add(r); ok {
 			t := ts
 			if r.Kind == trace.MemoryAllocBegin {
 				t = p.WallTime(r.Start + r.Dur)
 			}
-			w.event(t, typeCounter, w.counter(dev), "", nil, nil, v, nil)
+			w.instant(t, typeCounter, w.counter(dev), 0, v)
 		}
 	}
 }
 
 // Late returns the rows that came out of start order (more than
-// ReorderRows late); their lanes may be chosen badly.
+// ReorderRows late); their lanes may be chosen badly. Valid after Close.
 func (w *Writer) Late() int64 { return w.late }
 
 // Close writes what is held and finishes the file.
 func (w *Writer) Close(*model.Result) error {
-	for w.err == nil && len(w.pending) > 0 {
-		w.release()
-	}
+	w.closeMux.Do(func() {
+		if len(w.cur.rows) > 0 || len(w.cur.threads) > 0 || len(w.cur.devs) > 0 {
+			w.work <- w.cur
+		}
+		close(w.work)
+	})
+	<-w.done
 	err := w.err
-	if e := w.bw.Flush(); err == nil {
-		err = e
-	}
 	if e := w.f.Close(); err == nil {
 		err = e
 	}

@@ -45,7 +45,20 @@ func TestLanes(t *testing.T) {
 		t.Errorf("%d late rows", w.Late())
 	}
 	// Lane of each slice: begin packets in start order a, a1, b, c.
-	if got := w.lanes[w.thread(0)]; len(got.lanes) != 2 {
+	if got := w.threads[0].lanes; len(got.lanes) != 2 {
 		t.Errorf("%d lanes", len(got.lanes))
+	}
+}
+
+// fixLen moves the body when its length needs more than one byte.
+func TestFixLen(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 300, 20000} {
+		b := append([]byte{9, 0}, bytes.Repeat([]byte{7}, n)...)
+		b = fixLen(b, 1)
+		want := enc([]byte{9}).bytes(0, bytes.Repeat([]byte{7}, n))
+		want = append([]byte{9}, want[2:]...) // drop the tag byte enc wrote
+		if !bytes.Equal(b, want) {
+			t.Errorf("n=%d: % x... want % x...", n, b[:min(len(b), 6)], want[:min(len(want), 6)])
+		}
 	}
 }

@@ -43,6 +43,8 @@ const (
 	fTETermFlowIDs     = 48
 	fTEDebug           = 4
 	fDAName            = 10
+	fDANameIID         = 1
+	fIDDebugNames      = 3
 	fDAUint            = 3
 	fDAString          = 6
 	fIDEventNames      = 2
