@@ -103,10 +103,11 @@ type Writer struct {
 	mem      *model.MemoryInUse
 	kinds    [256]string
 
-	store []model.Row
-	slots []int32
-	pend  []held // sorted
-	nw    []held // unsorted
+	store []model.Row          // ring: row seq lives at seq & (ringRows-1)
+	busy  []bool               // the ring slot holds a row not yet released
+	over  map[uint64]model.Row // rows held longer than the ring, by seq
+	pend  []held               // sorted
+	nw    []held               // unsorted
 	merge []held
 	order uint64
 	last  int64 // start of the last row released
@@ -146,7 +147,9 @@ type lane struct {
 }
 
 // held is a row waiting in the reorder buffer; the row itself stays in
-// Writer.store.
+// Writer.store, in arrival order, so that releasing rows in start order
+// (nearly arrival order) reads the ring nearly sequentially. idx is -1 for
+// a row moved to Writer.over.
 type held struct {
 	start, dur int64
 	seq        uint64
@@ -199,7 +202,7 @@ func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
 		seenTh: map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, 4), free: make(chan *batch, 6), done: make(chan struct{}),
 		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
-		mem: model.NewMemoryInUse(), out: make([]byte, 0, outFlush+4096)}
+		mem: model.NewMemoryInUse(), store: make([]model.Row, ringRows), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096)}
 	if w.pid <= 0 {
 		w.pid = int64(seq)
 	}
@@ -289,15 +292,12 @@ func (w *Writer) addBatch(b *batch) {
 	for i := range b.rows {
 		r := &b.rows[i]
 		w.order++
-		var idx int32
-		if n := len(w.slots); n > 0 {
-			idx = w.slots[n-1]
-			w.slots = w.slots[:n-1]
-			w.store[idx] = *r
-		} else {
-			idx = int32(len(w.store))
-			w.store = append(w.store, *r)
+		idx := int32(w.order & (ringRows - 1))
+		if w.busy[idx] { // held for a whole ring: move it aside
+			w.moveAside(idx, w.order-ringRows)
 		}
+		w.store[idx] = *r
+		w.busy[idx] = true
 		w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.order, idx: idx})
 		if len(w.nw) >= ReorderRows/2 {
 			w.flushReorder(false)
@@ -333,8 +333,15 @@ func (w *Writer) flushReorder(final bool) {
 	n := max(len(m)-keep, 0)
 	for k := 0; k < n && w.err == nil; k++ {
 		h := m[k]
-		r := &w.store[h.idx]
-		w.slots = append(w.slots, h.idx)
+		var r *model.Row
+		if h.idx >= 0 {
+			r = &w.store[h.idx]
+			w.busy[h.idx] = false
+		} else {
+			row := w.over[h.seq]
+			delete(w.over, h.seq)
+			r = &row
+		}
 		if r.Start < w.last {
 			w.late++
 		}
@@ -344,6 +351,27 @@ func (w *Writer) flushReorder(final bool) {
 	w.pend = append(w.pend[:0], m[n:]...)
 	w.merge = m[:0]
 	w.nw = w.nw[:0]
+}
+
+// ringRows is the size of the row ring: the rows held (at most
+// ReorderRows + ReorderRows/2) and then some.
+const ringRows = 2 * ReorderRows
+
+// moveAside moves the row seq, held in ring slot idx, to w.over: it is in
+// w.pend (every row that arrived a ring ago was merged there).
+func (w *Writer) moveAside(idx int32, seq uint64) {
+	r := &w.store[idx]
+	key := held{start: r.Start, dur: r.Dur, seq: seq}
+	i, ok := slices.BinarySearchFunc(w.pend, key, cmpHeld)
+	if !ok {
+		panic("perfetto: held row not found")
+	}
+	if w.over == nil {
+		w.over = map[uint64]model.Row{}
+	}
+	w.over[seq] = *r
+	w.pend[i].idx = -1
+	w.busy[idx] = false
 }
 
 func (w *Writer) writeOut() {

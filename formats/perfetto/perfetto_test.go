@@ -62,3 +62,35 @@ func TestFixLen(t *testing.T) {
 		}
 	}
 }
+
+// A row held longer than the row ring is moved aside and still written in
+// start order.
+func TestHeldPastRing(t *testing.T) {
+	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	w, err := Create(path, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := model.Row{Kind: trace.RegionPush, Name: "late", Start: 1 << 40, Dur: 5, DevDur: -1}
+	if err := w.Add(p, &late); err != nil {
+		t.Fatal(err)
+	}
+	n := ringRows + ReorderRows
+	for i := 0; i < n; i++ {
+		r := model.Row{Kind: trace.RegionPush, Name: "r", Start: int64(10 * i), Dur: 5, DevDur: -1}
+		if err := w.Add(p, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.Late() != 0 || len(w.over) != 0 {
+		t.Errorf("%d late rows, %d left aside", w.Late(), len(w.over))
+	}
+	b, _ := os.ReadFile(path)
+	if !bytes.Contains(b, []byte("late")) {
+		t.Errorf("the held row is missing")
+	}
+}
