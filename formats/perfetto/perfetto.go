@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -89,19 +90,20 @@ type Writer struct {
 	closeMux sync.Once
 
 	// worker side
-	proc     uint64
-	nextUUID uint64
-	names    map[nameKey]uint64
-	annots   [annotCount]bool
-	threads  map[uint32]*thread
-	devices  map[uint64]*device
-	noLaunch *laneSet
-	lastDev  *device
-	lastStrm *laneSet
-	lastSKey uint64
-	lastSDev uint64
-	mem      *model.MemoryInUse
-	kinds    [256]string
+	proc      uint64
+	nextUUID  uint64
+	names     map[nameKey]uint64
+	nameCache [nameCacheSize]nameCacheEntry
+	annots    [annotCount]bool
+	threads   map[uint32]*thread
+	devices   map[uint64]*device
+	noLaunch  *laneSet
+	lastDev   *device
+	lastStrm  *laneSet
+	lastSKey  uint64
+	lastSDev  uint64
+	mem       *model.MemoryInUse
+	kinds     [256]string
 
 	store []model.Row          // ring: row seq lives at seq & (ringRows-1)
 	busy  []bool               // the ring slot holds a row not yet released
@@ -526,14 +528,32 @@ func (w *Writer) makeName(k trace.Kind, form uint16, s string) string {
 // iid interns a name; it writes its interned data at the packet's start
 // when new (interned data may precede the track event).
 func (w *Writer) iid(k trace.Kind, form uint16, s string) uint64 {
-	key := nameKey{form: uint16(k)<<4 | form, s: s}
-	if id, ok := w.names[key]; ok {
-		return id
+	f := uint16(k)<<4 | form
+	ptr := unsafe.StringData(s)
+	c := &w.nameCache[(uintptr(unsafe.Pointer(ptr))>>3^uintptr(f)*0x9e37)&(nameCacheSize-1)]
+	if c.ptr == ptr && c.n == len(s) && c.form == f && c.id != 0 {
+		return c.id
 	}
-	id := uint64(len(w.names) + 1)
-	w.names[key] = id
-	w.newNames = append(w.newNames, internedName{id, w.makeName(k, form, s)})
+	key := nameKey{form: f, s: s}
+	id, ok := w.names[key]
+	if !ok {
+		id = uint64(len(w.names) + 1)
+		w.names[key] = id
+		w.newNames = append(w.newNames, internedName{id, w.makeName(k, form, s)})
+	}
+	*c = nameCacheEntry{ptr: ptr, n: len(s), form: f, id: id}
 	return id
+}
+
+// nameCache maps a name string by its bytes' address (the rows of one
+// kernel share their name's bytes) to its iid, before the map.
+const nameCacheSize = 1024
+
+type nameCacheEntry struct {
+	ptr  *byte // keeps the bytes alive: the address is not reused
+	n    int
+	form uint16
+	id   uint64
 }
 
 // Debug annotation names, interned with fixed iids.
