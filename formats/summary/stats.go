@@ -146,10 +146,19 @@ func (d *Dist) Median() int64 {
 // maxUnion are held, are retired into a running total; the part of a later
 // interval that falls before the retired horizon is not counted.
 type Union struct {
-	Lag     int64
-	sorted  [][2]int64 // by start, disjoint
-	loose   [][2]int64 // out of order
+	Lag    int64
+	sorted [][2]int64 // by start, disjoint
+	// Out-of-order intervals wait in lanes, each ascending by start (the
+	// rows of one thread, or the launches that waited for device time),
+	// or when no lane takes one, in spill.
+	lanes   [][][2]int64
+	nl      int // lanes in use
+	spill   [][2]int64
+	nloose  int
+	loose   [][2]int64 // all of them, as ascending runs starting at runs
+	runs    []int
 	scratch [][2]int64
+	buf     [][2]int64
 	retired int64
 	horizon int64 // everything before it is retired
 	latest  int64
@@ -177,9 +186,9 @@ func (u *Union) Add(start, end int64) {
 			u.sorted = append(u.sorted, [2]int64{start, end})
 		}
 	default:
-		u.loose = append(u.loose, [2]int64{start, end})
+		u.addLoose(start, end)
 	}
-	if len(u.loose) >= looseMax || len(u.sorted) >= 2*maxUnion {
+	if u.nloose >= looseMax || len(u.sorted) >= 2*maxUnion {
 		u.compact()
 	}
 }
@@ -194,9 +203,90 @@ func byStart(a, b [2]int64) int {
 	return 0
 }
 
+// maxLanes is how many ascending lanes hold out-of-order intervals.
+const maxLanes = 16
+
+func (u *Union) addLoose(start, end int64) {
+	best := -1
+	var bestStart int64
+	for i := range u.nl {
+		l := u.lanes[i]
+		if last := l[len(l)-1][0]; last <= start && (best < 0 || last > bestStart) {
+			best, bestStart = i, last
+		}
+	}
+	if best < 0 {
+		if u.nl == maxLanes {
+			u.spill = append(u.spill, [2]int64{start, end})
+			u.nloose++
+			return
+		}
+		if u.nl == len(u.lanes) {
+			u.lanes = append(u.lanes, nil)
+		}
+		best = u.nl
+		u.nl++
+	}
+	l := u.lanes[best]
+	if n := len(l); n > 0 && start <= l[n-1][1] { // overlaps the lane's last: the union is the same
+		l[n-1][1] = max(l[n-1][1], end)
+		return
+	}
+	u.lanes[best] = append(l, [2]int64{start, end})
+	u.nloose++
+}
+
+// sortLoose sorts loose by start. It arrives as a few ascending runs (the
+// rows of one thread, or of the launches that waited for device time), so
+// merging the runs pairwise costs far less than a sort.
+func (u *Union) sortLoose() {
+	u.loose, u.runs = u.loose[:0], u.runs[:0]
+	for i := range u.nl {
+		u.runs = append(u.runs, len(u.loose))
+		u.loose = append(u.loose, u.lanes[i]...)
+		u.lanes[i] = u.lanes[i][:0]
+	}
+	if len(u.spill) > 0 {
+		slices.SortFunc(u.spill, byStart)
+		u.runs = append(u.runs, len(u.loose))
+		u.loose = append(u.loose, u.spill...)
+		u.spill = u.spill[:0]
+	}
+	u.nl, u.nloose = 0, 0
+	src, dst := u.loose, u.buf[:0]
+	bounds := append(u.runs, len(src))
+	for len(bounds) > 2 {
+		dst = dst[:0]
+		nb := bounds[:0]
+		for i := 0; i+1 < len(bounds); i += 2 {
+			nb = append(nb, len(dst))
+			if i+2 >= len(bounds) {
+				dst = append(dst, src[bounds[i]:bounds[i+1]]...)
+				continue
+			}
+			a, b := src[bounds[i]:bounds[i+1]], src[bounds[i+1]:bounds[i+2]]
+			for len(a) > 0 && len(b) > 0 {
+				if b[0][0] < a[0][0] {
+					dst = append(dst, b[0])
+					b = b[1:]
+				} else {
+					dst = append(dst, a[0])
+					a = a[1:]
+				}
+			}
+			dst = append(dst, a...)
+			dst = append(dst, b...)
+		}
+		bounds = append(nb, len(dst))
+		src, dst = dst, src
+	}
+	u.runs = bounds[:0]
+	u.loose, u.buf = src, dst[:0]
+}
+
 func (u *Union) compact() {
-	if len(u.loose) > 0 {
-		slices.SortFunc(u.loose, byStart)
+	if u.nloose > 0 {
+		u.sortLoose()
 		// Only the tail of sorted from the first loose start on changes.
 		k, _ := slices.BinarySearchFunc(u.sorted, u.loose[0], byStart)
 		if k > 0 {
@@ -222,7 +312,7 @@ func (u *Union) compact() {
 			}
 		}
 		u.scratch, u.sorted = tail[:0], out
-		u.loose = u.loose[:0]
+		u.loose, u.runs = u.loose[:0], u.runs[:0]
 	}
 	lag := u.Lag
 	if lag == 0 {

@@ -1,0 +1,136 @@
+package summary
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+// naiveUnion is the straightforward busy time: sort, merge, sum.
+func naiveUnion(ivs [][2]int64) int64 {
+	ivs = slices.Clone(ivs)
+	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmpI(a[0], b[0]) })
+	var t, lo, hi int64
+	open := false
+	for _, iv := range ivs {
+		if iv[1] <= iv[0] {
+			continue
+		}
+		if open && iv[0] <= hi {
+			hi = max(hi, iv[1])
+			continue
+		}
+		if open {
+			t += hi - lo
+		}
+		lo, hi, open = iv[0], iv[1], true
+	}
+	if open {
+		t += hi - lo
+	}
+	return t
+}
+
+func TestUnionRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 20 {
+		// Several ascending streams (threads, delayed launches) interleaved
+		// in batches, plus some intervals in random order.
+		streams := 1 + rng.IntN(40)
+		times := make([]int64, streams)
+		var ivs [][2]int64
+		var u Union
+		n := 1000 + rng.IntN(100000)
+		for len(ivs) < n {
+			s := rng.IntN(streams)
+			for range 1 + rng.IntN(2000) {
+				times[s] += 1 + rng.Int64N(5000)
+				iv := [2]int64{times[s], times[s] + rng.Int64N(8000)}
+				if rng.IntN(50) == 0 {
+					iv[0] = max(0, iv[0]-rng.Int64N(1e6))
+				}
+				ivs = append(ivs, iv)
+				u.Add(iv[0], iv[1])
+			}
+		}
+		if got, want := u.Total(), naiveUnion(ivs); got != want {
+			t.Fatalf("round %d (%d streams, %d intervals): union %d, want %d", round, streams, len(ivs), got, want)
+		}
+	}
+}
+
+// TestBusyRandom checks the busy columns against the straightforward union
+// of the rows, on a trace of several threads interleaved in batches whose
+// launches wait for device time, so that rows come out of order.
+func TestBusyRandom(t *testing.T) {
+	const threads = 4
+	gens := make([]*tracetest.Gen, threads)
+	for i := range gens {
+		gens[i] = tracetest.NewGen(uint64(i + 11))
+		gens[i].Corr = uint64(i) << 40
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	c := NewCollector()
+	var api, kern, cp [][2]int64
+	pr := model.NewPairer(p, func(p *model.Process, r *model.Row) error {
+		if r.Dur != model.Unpaired && r.Kind.Spec() != nil && r.Kind.Spec().Begin {
+			api = append(api, [2]int64{r.Start, r.Start + r.Dur})
+			switch r.Kind {
+			case trace.RunBegin:
+				s, d := r.Start, r.Dur
+				if r.DevDur >= 0 {
+					d = r.DevDur
+					if r.DevStart != 0 {
+						s = r.DevStart
+					}
+				}
+				kern = append(kern, [2]int64{s, s + d})
+			case trace.CopyBegin:
+				cp = append(cp, [2]int64{r.Start, r.Start + r.Dur})
+			}
+		}
+		return c.Add(p, r)
+	})
+	pr.Window = 5000
+	var e trace.Event
+	for range 400 {
+		th := rng.IntN(threads)
+		for range 1 + rng.IntN(3000) {
+			gens[th].Next(&e)
+			e.Thread = uint32(th)
+			if err := pr.Add(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rep := c.Report()
+	dev := rep.Table("devices").Rows
+	// Without defs the launches run on device#1 and the copies on the host.
+	if len(dev) != 2 {
+		t.Fatalf("devices: %v", dev)
+	}
+	for _, ch := range []struct {
+		name string
+		got  any
+		ivs  [][2]int64
+	}{
+		{"api_busy", rep.Table("ranks").Rows[0][8], api},
+		{"kernel_busy", dev[0][4], kern},
+		{"device busy", dev[0][9], kern},
+		{"copy_busy", dev[1][8], cp},
+		{"host busy", dev[1][9], cp},
+		{"copies busy", rep.Table("copies").Rows[0][4], cp},
+	} {
+		if want := naiveUnion(ch.ivs); ch.got != Dur(want) {
+			t.Errorf("%s: %v, want %d", ch.name, ch.got, want)
+		}
+	}
+}
