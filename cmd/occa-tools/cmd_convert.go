@@ -107,7 +107,11 @@ func joinPerfetto(env *Env, dir string, files []string) error {
 		}
 		return nil
 	}
-	out, err := os.Create(filepath.Join(dir, "trace.perfetto-trace"))
+	joined := filepath.Join(dir, "trace.perfetto-trace")
+	if len(files) == 1 { // one rank: nothing to join
+		return os.Rename(files[0], joined)
+	}
+	out, err := os.Create(joined)
 	if err != nil {
 		return err
 	}
