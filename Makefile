@@ -57,6 +57,8 @@ demo: all test-programs
 	cd $(DEMO) && OCCA_TOOLS_CONFIG=$(CURDIR)/configs/default.toml ../tests/workload -t 2 -s 500
 	@echo "trace written to: $$(ls $(DEMO)/occa-tools-traces/*.occatrace)"
 	@$(BUILD)/bin/occa-tools info $(DEMO)/occa-tools-traces/*.occatrace
+	@echo
+	@$(BUILD)/bin/occa-tools summary -section kernels $(DEMO)/occa-tools-traces
 
 # Every test: Go (with the race detector), the end-to-end tests on the real
 # libraries, the C header as C99 and C++, the C hot path under
