@@ -83,6 +83,15 @@ type Collector struct {
 	devices map[devKey]*deviceStats
 	ranks   map[int64]*rankStats
 	mem     map[int64]*model.MemoryInUse
+
+	// Caches for Add, so that a row costs no string building or lookup:
+	// the last process's rank and its devices by id (known ones only, as a
+	// def may come later), API calls by kind, copies by direction argument.
+	lastP   *model.Process
+	lastRS  *rankStats
+	devByID []*deviceStats
+	apiBy   [256]*Dist
+	copyBy  [16]*copyStats
 }
 
 // NewCollector returns an empty Collector.
@@ -104,12 +113,32 @@ func getOr[K comparable, V any](m map[K]*V, k K) *V {
 }
 
 func (c *Collector) rank(p *model.Process) *rankStats {
+	if p == c.lastP {
+		return c.lastRS
+	}
+	c.lastP, c.lastRS, c.devByID = p, nil, c.devByID[:0]
 	rs := c.ranks[p.Rank]
 	if rs == nil {
 		rs = &rankStats{host: p.Header.Host, pid: p.Header.PID, dropBy: map[string]uint64{}}
 		c.ranks[p.Rank] = rs
 	}
+	c.lastRS = rs
 	return rs
+}
+
+// device returns the stats of device id of p's rank; call rank(p) first.
+func (c *Collector) device(p *model.Process, id uint64) *deviceStats {
+	if id < uint64(len(c.devByID)) && c.devByID[id] != nil {
+		return c.devByID[id]
+	}
+	ds := getOr(c.devices, devKey{p.Rank, deviceName(p, id)})
+	if id < 1<<10 && (id == 0 || p.Dict.Device(id).Known) {
+		if id >= uint64(len(c.devByID)) {
+			c.devByID = append(c.devByID, make([]*deviceStats, int(id)+1-len(c.devByID))...)
+		}
+		c.devByID[id] = ds
+	}
+	return ds
 }
 
 func deviceName(p *model.Process, id uint64) string {
@@ -130,7 +159,11 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 	rs.last = max(rs.last, end)
 	paired := r.Dur != model.Unpaired
 	if paired && r.Kind.Spec() != nil && r.Kind.Spec().Begin {
-		d := getOr(c.api, model.KindName(r.Kind))
+		d := c.apiBy[r.Kind]
+		if d == nil {
+			d = getOr(c.api, model.KindName(r.Kind))
+			c.apiBy[r.Kind] = d
+		}
 		d.Add(r.Dur)
 		rs.apiSum += r.Dur
 		rs.apiBusy.Add(r.Start, end)
@@ -144,7 +177,7 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 		k.host.Add(r.Dur)
 		rs.kernels++
 		rs.kernelSum += r.Dur
-		ds := getOr(c.devices, devKey{p.Rank, deviceName(p, r.Device)})
+		ds := c.device(p, r.Device)
 		ds.kernels++
 		s, d := r.Start, r.Dur
 		if r.DevDur >= 0 {
@@ -161,12 +194,20 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 		if !paired {
 			return nil
 		}
-		cs := getOr(c.copies, r.Direction())
+		var cs *copyStats
+		if r.Aux < uint64(len(c.copyBy)) {
+			if cs = c.copyBy[r.Aux]; cs == nil {
+				cs = getOr(c.copies, r.Direction())
+				c.copyBy[r.Aux] = cs
+			}
+		} else {
+			cs = getOr(c.copies, r.Direction())
+		}
 		cs.Add(r.Dur)
 		cs.bytes += r.Bytes
 		cs.busy.Add(r.Start, end)
 		rs.copyBytes += r.Bytes
-		ds := getOr(c.devices, devKey{p.Rank, deviceName(p, r.Device)})
+		ds := c.device(p, r.Device)
 		ds.copies++
 		ds.copyBytes += r.Bytes
 		ds.copySum += r.Dur
@@ -193,7 +234,7 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 			c.mem[p.Rank] = m
 		}
 		if dev, _, ok := m.Add(r); ok {
-			ds := getOr(c.devices, devKey{p.Rank, deviceName(p, dev)})
+			ds := c.device(p, dev)
 			if r.Kind == trace.MemoryAllocBegin {
 				ds.allocs++
 				ds.allocBytes += r.Bytes
