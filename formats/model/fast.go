@@ -85,11 +85,17 @@ func (pr *Pairer) kernelName(id uint64) string {
 
 // corrIndex maps correlation ids to ring indexes: open addressing with
 // linear probing and backward-shift deletion, cheaper than a Go map here.
+// A slot's key, value and use share one 16-byte entry, so that a probe
+// touches one cache line.
 type corrIndex struct {
-	keys []uint64
-	vals []int32
-	used []bool
-	n    int
+	e []corrEntry
+	n int
+}
+
+type corrEntry struct {
+	key  uint64
+	val  int32
+	used bool
 }
 
 func hash64(k uint64) uint64 {
@@ -103,65 +109,66 @@ func (c *corrIndex) get(k uint64) (int32, bool) {
 	if c.n == 0 {
 		return 0, false
 	}
-	m := uint64(len(c.keys) - 1)
-	for i := hash64(k) & m; c.used[i]; i = (i + 1) & m {
-		if c.keys[i] == k {
-			return c.vals[i], true
+	m := uint64(len(c.e) - 1)
+	for i := hash64(k) & m; c.e[i].used; i = (i + 1) & m {
+		if c.e[i].key == k {
+			return c.e[i].val, true
 		}
 	}
 	return 0, false
 }
 
 func (c *corrIndex) put(k uint64, v int32) {
-	if 2*(c.n+1) > len(c.keys) {
+	if 2*(c.n+1) > len(c.e) {
 		c.grow()
 	}
-	m := uint64(len(c.keys) - 1)
+	m := uint64(len(c.e) - 1)
 	i := hash64(k) & m
-	for ; c.used[i]; i = (i + 1) & m {
-		if c.keys[i] == k {
-			c.vals[i] = v
+	for ; c.e[i].used; i = (i + 1) & m {
+		if c.e[i].key == k {
+			c.e[i].val = v
 			return
 		}
 	}
-	c.keys[i], c.vals[i], c.used[i] = k, v, true
+	c.e[i] = corrEntry{k, v, true}
 	c.n++
 }
 
 func (c *corrIndex) grow() {
-	old := *c
-	size := max(64, 2*len(c.keys))
-	*c = corrIndex{keys: make([]uint64, size), vals: make([]int32, size), used: make([]bool, size)}
-	for i, u := range old.used {
-		if u {
-			c.put(old.keys[i], old.vals[i])
+	old := c.e
+	c.e = make([]corrEntry, max(64, 2*len(old)))
+	c.n = 0
+	for _, e := range old {
+		if e.used {
+			c.put(e.key, e.val)
 		}
 	}
 }
 
-func (c *corrIndex) del(k uint64) {
+// del removes k when it maps to v.
+func (c *corrIndex) del(k uint64, v int32) {
 	if c.n == 0 {
 		return
 	}
-	m := uint64(len(c.keys) - 1)
+	m := uint64(len(c.e) - 1)
 	i := hash64(k) & m
-	for ; c.used[i]; i = (i + 1) & m {
-		if c.keys[i] == k {
+	for ; c.e[i].used; i = (i + 1) & m {
+		if c.e[i].key == k {
 			break
 		}
 	}
-	if !c.used[i] {
+	if !c.e[i].used || c.e[i].val != v {
 		return
 	}
-	c.used[i] = false
+	c.e[i].used = false
 	c.n--
 	// Shift back the entries of the probe run after i.
-	for j := (i + 1) & m; c.used[j]; j = (j + 1) & m {
-		h := hash64(c.keys[j]) & m
+	for j := (i + 1) & m; c.e[j].used; j = (j + 1) & m {
+		h := hash64(c.e[j].key) & m
 		// Move j to i when its home h is not within (i, j] cyclically.
 		if (j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j)) {
-			c.keys[i], c.vals[i], c.used[i] = c.keys[j], c.vals[j], true
-			c.used[j] = false
+			c.e[i] = c.e[j]
+			c.e[j].used = false
 			i = j
 		}
 	}

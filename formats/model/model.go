@@ -290,9 +290,7 @@ func (pr *Pairer) wait(r *Row) error {
 // pop sends out the oldest waiting launch.
 func (pr *Pairer) pop() error {
 	r := &pr.ring[pr.head]
-	if i, ok := pr.waiting.get(r.Corr); ok && int(i) == pr.head {
-		pr.waiting.del(r.Corr)
-	}
+	pr.waiting.del(r.Corr, int32(pr.head))
 	pr.head = (pr.head + 1) % len(pr.ring)
 	pr.n--
 	pr.row = *r

@@ -153,6 +153,7 @@ type Union struct {
 	// or when no lane takes one, in spill.
 	lanes   [][][2]int64
 	nl      int // lanes in use
+	last    [maxLanes]int64 // each lane's last start
 	spill   [][2]int64
 	nloose  int
 	loose   [][2]int64 // all of them, as ascending runs starting at runs
@@ -209,9 +210,8 @@ const maxLanes = 16
 func (u *Union) addLoose(start, end int64) {
 	best := -1
 	var bestStart int64
-	for i := range u.nl {
-		l := u.lanes[i]
-		if last := l[len(l)-1][0]; last <= start && (best < 0 || last > bestStart) {
+	for i, last := range u.last[:u.nl] {
+		if last <= start && (best < 0 || last > bestStart) {
 			best, bestStart = i, last
 		}
 	}
@@ -233,6 +233,7 @@ func (u *Union) addLoose(start, end int64) {
 		return
 	}
 	u.lanes[best] = append(l, [2]int64{start, end})
+	u.last[best] = start
 	u.nloose++
 }
 
