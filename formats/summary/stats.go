@@ -152,7 +152,7 @@ type Union struct {
 	// rows of one thread, or the launches that waited for device time),
 	// or when no lane takes one, in spill.
 	lanes   [][][2]int64
-	nl      int // lanes in use
+	nl      int             // lanes in use
 	last    [maxLanes]int64 // each lane's last start
 	spill   [][2]int64
 	nloose  int
