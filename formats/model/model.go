@@ -274,9 +274,7 @@ func (pr *Pairer) wait(r *Row) error {
 		pr.ring = make([]Row, pr.Window)
 	}
 	if pr.n == len(pr.ring) {
-		row := *r // pop reuses pr.row, which r may be
-		r = &row
-		if err := pr.pop(); err != nil {
+		if err := pr.pop(); err != nil { // frees the slot r goes to
 			return err
 		}
 	}
@@ -291,10 +289,11 @@ func (pr *Pairer) wait(r *Row) error {
 func (pr *Pairer) pop() error {
 	r := &pr.ring[pr.head]
 	pr.waiting.del(r.Corr, int32(pr.head))
-	pr.head = (pr.head + 1) % len(pr.ring)
+	if pr.head++; pr.head == len(pr.ring) {
+		pr.head = 0
+	}
 	pr.n--
-	pr.row = *r
-	return pr.emit(&pr.row)
+	return pr.emit(r) // from its slot: no copy, and pr.row, which wait's r may be, stays
 }
 
 func (pr *Pairer) deviceTime(e *trace.Event) error {
