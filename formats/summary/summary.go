@@ -92,6 +92,8 @@ type Collector struct {
 	devByID []*deviceStats
 	apiBy   [256]*Dist
 	copyBy  [16]*copyStats
+
+	pipe pipe
 }
 
 // NewCollector returns an empty Collector.
@@ -148,8 +150,8 @@ func deviceName(p *model.Process, id uint64) string {
 	return p.Dict.Device(id).Name()
 }
 
-// Add takes one row; it has the model.Sink signature.
-func (c *Collector) Add(p *model.Process, r *model.Row) error {
+// add takes one row.
+func (c *Collector) add(p *model.Process, r *model.Row) {
 	rs := c.rank(p)
 	end := r.Start + max(r.Dur, 0)
 	if !rs.seen || r.Start < rs.first {
@@ -171,7 +173,7 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 	switch r.Kind {
 	case trace.RunBegin:
 		if !paired {
-			return nil
+			return
 		}
 		k := getOr(c.kernels, r.Name)
 		k.host.Add(r.Dur)
@@ -192,7 +194,7 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 		ds.allBusy.Add(s, s+d)
 	case trace.CopyBegin:
 		if !paired {
-			return nil
+			return
 		}
 		var cs *copyStats
 		if r.Aux < uint64(len(c.copyBy)) {
@@ -215,7 +217,7 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 		ds.allBusy.Add(r.Start, end)
 	case trace.BuildBegin:
 		if !paired {
-			return nil
+			return
 		}
 		bs := getOr(c.builds, r.Name)
 		bs.Add(r.Dur)
@@ -247,11 +249,11 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 		rs.dropRows += r.Bytes
 		rs.dropBy[r.Name] += r.Bytes
 	}
-	return nil
 }
 
 // Finish records what model.Read learned about the trace besides its rows.
 func (c *Collector) Finish(res *model.Result) {
+	c.sync()
 	p := res.Process
 	rs := c.rank(p)
 	rs.files++
@@ -280,6 +282,7 @@ func (c *Collector) Finish(res *model.Result) {
 func Merge(cs ...*Collector) *Collector {
 	out := NewCollector()
 	for _, c := range cs {
+		c.sync()
 		for k, v := range c.kernels {
 			o := getOr(out.kernels, k)
 			o.host.Merge(&v.host)
