@@ -111,6 +111,7 @@ type Writer struct {
 	pend  []held               // sorted
 	nw    []held               // unsorted
 	merge []held
+	tmp   []held // sort scratch
 	order uint64
 	last  int64 // start of the last row released
 	late  int64 // rows released out of start order
@@ -313,7 +314,7 @@ func (w *Writer) addBatch(b *batch) {
 // flushReorder sorts the new rows, merges them with the held ones and
 // releases all but the last ReorderRows (all when final).
 func (w *Writer) flushReorder(final bool) {
-	slices.SortFunc(w.nw, cmpHeld)
+	w.tmp = sortHeld(w.nw, w.tmp)
 	m := w.merge[:0]
 	a, b := w.pend, w.nw
 	i, j := 0, 0
