@@ -24,7 +24,10 @@ type Row struct {
 	// Kind is the begin kind of a span (RunBegin for a kernel launch), the
 	// kind of an instant, RegionPush for a user region, or DeviceTime for a
 	// device time whose launch was not found.
-	Kind   trace.Kind
+	Kind trace.Kind
+	// Early is set on a kernel launch whose row was already given, without
+	// its device time, to the process's launch hook (Process.OnLaunchEnd).
+	Early  bool
 	Thread uint32
 	Start  int64
 	// Dur is the span's length in ns; 0 for an instant; -1 when only one half
@@ -82,6 +85,24 @@ type Process struct {
 	// Rank is the header's rank, or when it has none (-1) the file's index
 	// among the inputs, so that every process has a distinct rank.
 	Rank int64
+
+	launchEnd Sink // see OnLaunchEnd
+}
+
+// OnLaunchEnd sets a hook that the Pairer reading p calls with each paired
+// kernel launch as soon as its end pairs, before the launch waits for its
+// device time (DevDur is then -1). The launch still reaches the Sink later,
+// as before, with its device time when found and Row.Early set. A consumer
+// may so take a launch's host-side figures in end order and its device
+// side later. The first hook set stays: OnLaunchEnd reports whether fn is
+// now p's hook (false when another was set before). Call it from the
+// goroutine that feeds the Pairer, e.g. from its Sink.
+func (p *Process) OnLaunchEnd(fn Sink) bool {
+	if p.launchEnd != nil || fn == nil {
+		return false
+	}
+	p.launchEnd = fn
+	return true
 }
 
 // WallTime converts a trace time to unix ns.
@@ -267,6 +288,12 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 
 // wait puts a finished launch in the ring until its device time comes.
 func (pr *Pairer) wait(r *Row) error {
+	if h := pr.P.launchEnd; h != nil {
+		if err := h(pr.P, r); err != nil {
+			return err
+		}
+		r.Early = true
+	}
 	if pr.Window <= 0 {
 		return pr.emit(r)
 	}

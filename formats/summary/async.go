@@ -23,8 +23,48 @@ type pipe struct {
 	done chan struct{}
 }
 
-// Add takes one row; it has the model.Sink signature.
+// Add takes one row; it has the model.Sink signature. On the first row of
+// a process it sets the process's launch hook (model.Process.OnLaunchEnd),
+// so that a launch's host-side figures are summed when it ends and its
+// device side when its device time comes: the host busy-time union then
+// gets its intervals nearly in order.
 func (c *Collector) Add(p *model.Process, r *model.Row) error {
+	if p != c.addP {
+		c.hook(p)
+	}
+	c.push(p, r)
+	if r.Early && !c.addOwn {
+		// Another consumer's hook took the host side: sum the whole row.
+		c.pipe.last().Early = false
+	}
+	c.flush()
+	return nil
+}
+
+// ended is the launch hook: it sums the host side of a launch.
+func (c *Collector) ended(p *model.Process, r *model.Row) error {
+	c.push(p, r)
+	c.pipe.last().DevDur = hostOnly
+	c.flush()
+	return nil
+}
+
+// hostOnly is DevDur of a batch row that carries only a launch's host side.
+const hostOnly = -2
+
+func (c *Collector) hook(p *model.Process) {
+	own, ok := c.hooks[p]
+	if !ok {
+		if c.hooks == nil {
+			c.hooks = map[*model.Process]bool{}
+		}
+		own = p.OnLaunchEnd(c.ended)
+		c.hooks[p] = own
+	}
+	c.addP, c.addOwn = p, own
+}
+
+func (c *Collector) push(p *model.Process, r *model.Row) {
 	q := &c.pipe
 	if q.cur != nil && q.cur.p != p {
 		q.send()
@@ -33,11 +73,15 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 		c.take(p)
 	}
 	q.cur.rows = append(q.cur.rows, *r)
-	if len(q.cur.rows) == batchRows {
+}
+
+func (c *Collector) flush() {
+	if q := &c.pipe; len(q.cur.rows) == batchRows {
 		q.send()
 	}
-	return nil
 }
+
+func (q *pipe) last() *model.Row { return &q.cur.rows[len(q.cur.rows)-1] }
 
 // take makes an empty current batch, starting the goroutine if it is not.
 func (c *Collector) take(p *model.Process) {

@@ -94,6 +94,11 @@ type Collector struct {
 	copyBy  [16]*copyStats
 
 	pipe pipe
+	// The launch hook: the processes seen by Add, whether this Collector's
+	// hook is theirs, and the last one's.
+	hooks  map[*model.Process]bool
+	addP   *model.Process
+	addOwn bool
 }
 
 // NewCollector returns an empty Collector.
@@ -153,6 +158,10 @@ func deviceName(p *model.Process, id uint64) string {
 // add takes one row.
 func (c *Collector) add(p *model.Process, r *model.Row) {
 	rs := c.rank(p)
+	if r.Early { // a launch whose host side came before (Add, ended)
+		c.runDevice(p, getOr(c.kernels, r.Name), r)
+		return
+	}
 	end := r.Start + max(r.Dur, 0)
 	if !rs.seen || r.Start < rs.first {
 		rs.first = r.Start
@@ -179,19 +188,9 @@ func (c *Collector) add(p *model.Process, r *model.Row) {
 		k.host.Add(r.Dur)
 		rs.kernels++
 		rs.kernelSum += r.Dur
-		ds := c.device(p, r.Device)
-		ds.kernels++
-		s, d := r.Start, r.Dur
-		if r.DevDur >= 0 {
-			k.dev.Add(r.DevDur)
-			d = r.DevDur
-			if r.DevStart != 0 {
-				s = r.DevStart
-			}
+		if r.DevDur != hostOnly {
+			c.runDevice(p, k, r)
 		}
-		ds.kernelSum += d
-		ds.kernelBusy.Add(s, s+d)
-		ds.allBusy.Add(s, s+d)
 	case trace.CopyBegin:
 		if !paired {
 			return
@@ -249,6 +248,23 @@ func (c *Collector) add(p *model.Process, r *model.Row) {
 		rs.dropRows += r.Bytes
 		rs.dropBy[r.Name] += r.Bytes
 	}
+}
+
+// runDevice sums the device side of launch r of kernel k.
+func (c *Collector) runDevice(p *model.Process, k *kernelStats, r *model.Row) {
+	ds := c.device(p, r.Device)
+	ds.kernels++
+	s, d := r.Start, r.Dur
+	if r.DevDur >= 0 {
+		k.dev.Add(r.DevDur)
+		d = r.DevDur
+		if r.DevStart != 0 {
+			s = r.DevStart
+		}
+	}
+	ds.kernelSum += d
+	ds.kernelBusy.Add(s, s+d)
+	ds.allBusy.Add(s, s+d)
 }
 
 // Finish records what model.Read learned about the trace besides its rows.
