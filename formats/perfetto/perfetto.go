@@ -52,6 +52,7 @@ const PairWindow = 1 << 12
 const (
 	batchRows = 4096
 	outFlush  = 1 << 20
+	outBufs   = 3 // encoding into one, one being written, one waiting
 )
 
 // threadInfo and devInfo carry what the worker needs from the Dict.
@@ -121,6 +122,14 @@ type Writer struct {
 	newAnnots []int
 	err       error
 	Bytes     int64
+
+	// file side: full buffers go to a goroutine of their own that writes
+	// them, so the syscalls run beside encoding.
+	wfull chan []byte
+	wfree chan []byte
+	wdone chan struct{}
+	wfail atomic.Bool // wErr was set before
+	wErr  error
 }
 
 type thread struct {
@@ -205,7 +214,12 @@ func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
 		seenTh: map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, 4), free: make(chan *batch, 6), done: make(chan struct{}),
 		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
-		mem: model.NewMemoryInUse(), store: make([]model.Row, ringRows), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096)}
+		mem: model.NewMemoryInUse(), store: make([]model.Row, ringRows), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096),
+		wfull: make(chan []byte, outBufs), wfree: make(chan []byte, outBufs), wdone: make(chan struct{})}
+	for i := 1; i < outBufs; i++ {
+		w.wfree <- make([]byte, 0, outFlush+4096)
+	}
+	go w.fileWriter()
 	if w.pid <= 0 {
 		w.pid = int64(seq)
 	}
@@ -274,6 +288,25 @@ func (w *Writer) run() {
 	}
 	if w.err == nil {
 		w.writeOut()
+	}
+	close(w.wfull)
+	<-w.wdone
+	if w.err == nil {
+		w.err = w.wErr
+	}
+}
+
+// fileWriter writes the buffers handed over by writeOut, in order.
+func (w *Writer) fileWriter() {
+	defer close(w.wdone)
+	for b := range w.wfull {
+		if w.wErr == nil {
+			if _, err := w.f.Write(b); err != nil {
+				w.wErr = err
+				w.wfail.Store(true)
+			}
+		}
+		w.wfree <- b[:0]
 	}
 }
 
@@ -381,9 +414,13 @@ func (w *Writer) writeOut() {
 	if w.err != nil || len(w.out) == 0 {
 		return
 	}
-	_, w.err = w.f.Write(w.out)
+	if w.wfail.Load() {
+		w.err = w.wErr
+		return
+	}
 	w.Bytes += int64(len(w.out))
-	w.out = w.out[:0]
+	w.wfull <- w.out
+	w.out = <-w.wfree
 }
 
 // packet writes one TracePacket whose body is pkt (slow path).
