@@ -134,3 +134,27 @@ func TestBusyRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestUnionMergeEmpty checks that merging into an empty Union (which copies)
+// gives what merging into one that holds an interval (which adds) gives.
+func TestUnionMergeEmpty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var o Union
+	var ivs [][2]int64
+	for range 200000 {
+		s := rng.Int64N(1e9)
+		iv := [2]int64{s, s + rng.Int64N(3000)}
+		ivs = append(ivs, iv)
+		o.Add(iv[0], iv[1])
+	}
+	var a, b Union
+	a.Merge(&o)
+	b.Add(1, 2)
+	b.Merge(&o)
+	if got, want := a.Total(), naiveUnion(ivs); got != want {
+		t.Fatalf("merged into empty: %d, want %d", got, want)
+	}
+	if got, want := b.Total(), naiveUnion(append(ivs, [2]int64{1, 2})); got != want {
+		t.Fatalf("merged into non-empty: %d, want %d", got, want)
+	}
+}

@@ -346,8 +346,20 @@ func (u *Union) Total() int64 {
 // Merge adds o's intervals to u.
 func (u *Union) Merge(o *Union) {
 	o.compact()
+	if n := len(o.sorted); n > 0 && u.empty() {
+		// What the Adds below would build, without them: o.sorted is sorted,
+		// disjoint and at most maxUnion long, so no Add would compact.
+		u.sorted = append(u.sorted[:0], o.sorted...)
+		u.retired, u.latest = o.retired, max(u.latest, o.sorted[n-1][0])
+		return
+	}
 	u.retired += o.retired
 	for _, iv := range o.sorted {
 		u.Add(iv[0], iv[1])
 	}
+}
+
+// empty reports whether u has taken nothing yet.
+func (u *Union) empty() bool {
+	return len(u.sorted) == 0 && u.nloose == 0 && u.retired == 0 && u.horizon == 0 && u.latest == 0
 }
