@@ -147,9 +147,9 @@ PKG_BUILD    = $(BUILD)/packaging
 print-version:
 	@echo $(VERSION)
 
-$(PKG_BUILD)/occa-tools.pc: packaging/occa-tools.pc.in FORCE_VERSION
-$(PKG_BUILD)/OccaToolsConfig.cmake: packaging/OccaToolsConfig.cmake.in FORCE_VERSION
-$(PKG_BUILD)/OccaToolsConfigVersion.cmake: packaging/OccaToolsConfigVersion.cmake.in FORCE_VERSION
+$(PKG_BUILD)/occa-tools.pc: runtime/packaging/occa-tools.pc.in FORCE_VERSION
+$(PKG_BUILD)/OccaToolsConfig.cmake: runtime/packaging/OccaToolsConfig.cmake.in FORCE_VERSION
+$(PKG_BUILD)/OccaToolsConfigVersion.cmake: runtime/packaging/OccaToolsConfigVersion.cmake.in FORCE_VERSION
 $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConfig.cmake $(PKG_BUILD)/OccaToolsConfigVersion.cmake:
 	@mkdir -p $(@D)
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@NUMERIC_VERSION@|$(NUMERIC_VERSION)|g' \
@@ -159,9 +159,9 @@ $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConfig.cmake $(PKG_BUILD)/OccaT
 .PHONY: FORCE_VERSION
 FORCE_VERSION:
 
-$(PKG_BUILD)/occa-tools.1: $(BUILD)/bin/occa-tools packaging/mkman.sh
+$(PKG_BUILD)/occa-tools.1: $(BUILD)/bin/occa-tools cmd/occa-tools/mkman.sh
 	@mkdir -p $(@D)
-	sh packaging/mkman.sh $(BUILD)/bin/occa-tools '$(VERSION)' > $@
+	sh cmd/occa-tools/mkman.sh $(BUILD)/bin/occa-tools '$(VERSION)' > $@
 
 install: all test-programs $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConfig.cmake \
 	$(PKG_BUILD)/OccaToolsConfigVersion.cmake $(PKG_BUILD)/occa-tools.1
