@@ -77,6 +77,9 @@ func run(args []string, env *Env) int {
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
 		return help(env, args[1:])
 	}
+	if name == "--version" || name == "-version" { // the spelling other tools take
+		name = "version"
+	}
 	cmd := lookup(name)
 	if cmd == nil {
 		fmt.Fprintf(env.Stderr, "occa-tools %s: unknown command\nRun 'occa-tools help' for usage.\n", name)
