@@ -92,6 +92,7 @@ type Collector struct {
 	devByID []*deviceStats
 	apiBy   [256]*Dist
 	copyBy  [16]*copyStats
+	kernBy  []kernSlot // the last process's kernels by id
 
 	pipe pipe
 	// The launch hook: the processes seen by Add, whether this Collector's
@@ -124,6 +125,7 @@ func (c *Collector) rank(p *model.Process) *rankStats {
 		return c.lastRS
 	}
 	c.lastP, c.lastRS, c.devByID = p, nil, c.devByID[:0]
+	clear(c.kernBy)
 	rs := c.ranks[p.Rank]
 	if rs == nil {
 		rs = &rankStats{host: p.Header.Host, pid: p.Header.PID, dropBy: map[string]uint64{}}
@@ -148,6 +150,29 @@ func (c *Collector) device(p *model.Process, id uint64) *deviceStats {
 	return ds
 }
 
+// kernSlot caches a kernel's stats by id, with the name they are under: a
+// kernel's name may change when its def comes late.
+type kernSlot struct {
+	name string
+	ks   *kernelStats
+}
+
+// kernel returns the stats of launch r's kernel; call rank(p) first.
+func (c *Collector) kernel(r *model.Row) *kernelStats {
+	id := r.Kernel
+	if id < uint64(len(c.kernBy)) && c.kernBy[id].ks != nil && c.kernBy[id].name == r.Name {
+		return c.kernBy[id].ks
+	}
+	k := getOr(c.kernels, r.Name)
+	if id < 1<<12 {
+		if id >= uint64(len(c.kernBy)) {
+			c.kernBy = append(c.kernBy, make([]kernSlot, int(id)+1-len(c.kernBy))...)
+		}
+		c.kernBy[id] = kernSlot{r.Name, k}
+	}
+	return k
+}
+
 func deviceName(p *model.Process, id uint64) string {
 	if id == 0 {
 		return "host"
@@ -159,7 +184,7 @@ func deviceName(p *model.Process, id uint64) string {
 func (c *Collector) add(p *model.Process, r *model.Row) {
 	rs := c.rank(p)
 	if r.Early { // a launch whose host side came before (Add, ended)
-		c.runDevice(p, getOr(c.kernels, r.Name), r)
+		c.runDevice(p, c.kernel(r), r)
 		return
 	}
 	end := r.Start + max(r.Dur, 0)
@@ -184,7 +209,7 @@ func (c *Collector) add(p *model.Process, r *model.Row) {
 		if !paired {
 			return
 		}
-		k := getOr(c.kernels, r.Name)
+		k := c.kernel(r)
 		k.host.Add(r.Dur)
 		rs.kernels++
 		rs.kernelSum += r.Dur
