@@ -57,7 +57,7 @@ TSAN_KNOWN ?=
 TSAN_SUPP   = $(if $(TSAN_KNOWN), suppressions=$(CURDIR)/tests/bench/tsan-known-races.supp)
 TSAN_FLAGS  = $(if $(TSAN_KNOWN), --tolerate-known)
 
-$(BENCH_DIR)/tsan_driver: tests/bench/tsan_driver.c $(RT_SRC) $(RT_HDR)
+$(BENCH_DIR)/tsan_driver: tests/bench/tsan_driver.c tests/bench/fake_core.h $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(@D)
 	$(TSAN_CC) -O1 -g -fsanitize=thread -std=gnu11 -Wall -Wextra -Werror -Iruntime/include \
 	  -Iruntime/src -o $@ tests/bench/tsan_driver.c $(RT_SRC) -ldl -lpthread
@@ -70,7 +70,7 @@ tsan: $(BENCH_DIR)/tsan_driver
 	done; done
 
 # ---- Reproduction of the writer hand-over bugs (README, "Bugs found") --------
-$(BENCH_DIR)/repro_writer: tests/bench/repro_writer.c $(RT_SRC) $(RT_HDR)
+$(BENCH_DIR)/repro_writer: tests/bench/repro_writer.c tests/bench/fake_core.h $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -std=gnu11 -Wall -Wextra -Werror -Iruntime/include -Iruntime/src \
 	  -o $@ tests/bench/repro_writer.c $(RT_SRC) -ldl -lpthread

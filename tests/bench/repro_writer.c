@@ -25,24 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
-
-static void fake_decide_device(const char *m, int64_t i, const char *p, ot_decision_t *o) {
-  (void)m, (void)i, (void)p;
-  o->selected = o->memory_selected = 1;
-  o->windows = 0;
-}
-static void fake_decide_kernel(const char *n, const char *p, ot_decision_t *o, const char **t) {
-  (void)n, (void)p;
-  o->selected = 1;
-  o->memory_selected = o->windows = 0;
-  *t = NULL;
-}
-static uint32_t fake_decide_region(const char *n) { return (void)n, 0; }
-static int fake_memory_tag_selected(const char *t) { return (void)t, 1; }
-static void fake_tag_kernel(const char *n, const char *t) { (void)n, (void)t; }
-static void fake_shutdown(void) {}
-static void fake_log(int level, const char *msg) { (void)level, (void)msg; }
+#include "fake_core.h"
 
 static uint8_t defs[1 << 16];
 
@@ -57,22 +40,9 @@ int main(void) {
     return 2;
   }
   memset(&ot_cfg, 0, sizeof ot_cfg);
-  ot_cfg.enabled_mask = ~0ull;
   ot_cfg.flush_timeout_ms = 1000;
-  ot_core.decide_device = fake_decide_device;
-  ot_core.decide_kernel = fake_decide_kernel;
-  ot_core.decide_region = fake_decide_region;
-  ot_core.memory_tag_selected = fake_memory_tag_selected;
-  ot_core.tag_kernel = fake_tag_kernel;
-  ot_core.shutdown = fake_shutdown;
-  ot_core.log = fake_log;
-  if (ot_strings_init() != 0 || ot_pool_init(4 * 4096, 4096) != 0)
+  if (fake_runtime_start(4 * 4096, 4096) != 0)
     return 2;
-  ot_thread_key_init();
-  atomic_store(&ot_kinds, ~0ull);
-  ot_triggers_init();
-  atomic_store(&ot_state, OT_STATE_ACTIVE);
-  ot_update_public_mask();
 
   const unsigned rec = 24; /* a marker: 16-byte header + 1 argument */
   const unsigned per_buf = 4096 / rec;

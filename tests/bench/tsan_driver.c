@@ -47,7 +47,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt.h"
+#include "fake_core.h"
 
 #define MAX_THREADS 256
 #define NKERNELS 8
@@ -56,40 +56,6 @@
 #define NSHAREDMEM 4
 #define NMEM 4
 #define NNAMES 16
-
-/* ---- Fake Go core -------------------------------------------------------- */
-
-static void fake_decide_device(const char *mode, int64_t index, const char *props,
-                               ot_decision_t *out) {
-  (void)mode, (void)index, (void)props;
-  out->selected = 1;
-  out->memory_selected = 1;
-  out->windows = 0;
-}
-
-static void fake_decide_kernel(const char *name, const char *props, ot_decision_t *out,
-                               const char **tags) {
-  (void)name, (void)props;
-  out->selected = 1;
-  out->memory_selected = 0;
-  out->windows = 0;
-  *tags = NULL;
-}
-
-static uint32_t fake_decide_region(const char *name) {
-  (void)name;
-  return 0;
-}
-static int fake_memory_tag_selected(const char *tag) {
-  (void)tag;
-  return 1;
-}
-static void fake_tag_kernel(const char *name, const char *tag) { (void)name, (void)tag; }
-static void fake_shutdown(void) {}
-static void fake_log(int level, const char *msg) {
-  if (level >= OT_LOG_WARN)
-    fprintf(stderr, "tsan_driver: runtime log %d: %s\n", level, msg);
-}
 
 /* ---- Checks ------------------------------------------------------------------ */
 
@@ -719,27 +685,14 @@ int main(int argc, char **argv) {
   ot_cfg.log_level = OT_LOG_WARN;
   ot_cfg.on_full_wait = drop_mode ? 0 : 1;
   ot_cfg.flush_timeout_ms = 60000;
-  ot_cfg.enabled_mask = ~0ull;
-  ot_core.decide_device = fake_decide_device;
-  ot_core.decide_kernel = fake_decide_kernel;
-  ot_core.decide_region = fake_decide_region;
-  ot_core.memory_tag_selected = fake_memory_tag_selected;
-  ot_core.tag_kernel = fake_tag_kernel;
-  ot_core.shutdown = fake_shutdown;
-  ot_core.log = fake_log;
   /* wait: fewer buffers than threads, so threads wait for the writer; drop:
    * two buffers and a slow writer, so most events are dropped. */
   uint64_t buf = 4096, nbufs = drop_mode ? 2 : (uint64_t)(nthreads * 3 / 4 + 1);
   slow_consumer = drop_mode;
-  if (ot_strings_init() != 0 || ot_pool_init(nbufs * buf, buf) != 0) {
+  if (fake_runtime_start(nbufs * buf, buf) != 0) {
     fprintf(stderr, "tsan_driver: runtime set-up failed\n");
     return 2;
   }
-  ot_thread_key_init();
-  atomic_store(&ot_kinds, ot_cfg.enabled_mask);
-  ot_triggers_init();
-  atomic_store(&ot_state, OT_STATE_ACTIVE);
-  ot_update_public_mask();
 
   pthread_t consumer, fl;
   pthread_create(&consumer, NULL, consume, NULL);
