@@ -785,13 +785,50 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 	}
 	w.teEnd(t)
 	w.end(p)
-	p = w.begin(end)
-	t = w.teStart(typeSliceEnd, l.uuid)
-	if term != 0 {
-		w.fixed64(fTETermFlowIDs, term)
+	w.sliceEnd(end, l.uuid, term)
+}
+
+func varintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
 	}
-	w.teEnd(t)
-	w.end(p)
+	return n
+}
+
+// sliceEnd writes a slice end packet, its lengths computed up front.
+func (w *Writer) sliceEnd(ts int64, track, term uint64) {
+	te := 2 + 1 + varintLen(track) // type, track
+	if term != 0 {
+		te += 2 + 8
+	}
+	pkt := 1 + varintLen(uint64(ts)) + 1 + varintLen(uint64(w.seq)) + 2 + 1 + 1 + te
+	if len(w.newNames) > 0 || len(w.newAnnots) > 0 || pkt >= 0x80 || te >= 0x80 { // slow path
+		p := w.begin(ts)
+		t := w.teStart(typeSliceEnd, track)
+		if term != 0 {
+			w.fixed64(fTETermFlowIDs, term)
+		}
+		w.teEnd(t)
+		w.end(p)
+		return
+	}
+	b := append(w.out, fTracePacket<<3|wireLen, byte(pkt), fPktTimestamp<<3)
+	b = putVarint(b, uint64(ts))
+	b = append(b, fPktSeqID<<3)
+	b = putVarint(b, uint64(w.seq))
+	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState, fPktTrackEvent<<3|wireLen, byte(te), fTEType<<3, typeSliceEnd, fTETrack<<3)
+	b = putVarint(b, track)
+	if term != 0 {
+		const tag = fTETermFlowIDs<<3 | wireI64
+		b = append(b, tag&0x7f|0x80, tag>>7,
+			byte(term), byte(term>>8), byte(term>>16), byte(term>>24), byte(term>>32), byte(term>>40), byte(term>>48), byte(term>>56))
+	}
+	w.out = b
+	if len(w.out) >= outFlush {
+		w.writeOut()
+	}
 }
 
 func (w *Writer) write(r *model.Row) {
