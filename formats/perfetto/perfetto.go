@@ -96,7 +96,8 @@ type Writer struct {
 	names     map[nameKey]uint64
 	nameCache [nameCacheSize]nameCacheEntry
 	annots    [annotCount]bool
-	threads   map[uint32]*thread
+	threads   map[uint32]*thread // by index, from threadsLo up
+	threadsLo []*thread          // by index, below threadsLoMax
 	devices   map[uint64]*device
 	noLaunch  *laneSet
 	lastDev   *device
@@ -320,7 +321,7 @@ func (w *Writer) addBatch(b *batch) {
 		if name == "" {
 			name = "thread " + strconv.FormatUint(uint64(t.index), 10)
 		}
-		w.threads[t.index] = &thread{tid: tid, name: name}
+		w.setThread(t.index, &thread{tid: tid, name: name})
 	}
 	for _, d := range b.devs {
 		w.devices[d.id] = &device{id: d.id, name: d.name}
@@ -435,12 +436,31 @@ func (w *Writer) trackPacket(td enc) {
 	w.packet(enc(nil).uint(fPktSeqID, uint64(w.seq)).bytes(fPktTrackDesc, td))
 }
 
+// threadsLoMax bounds the thread indices kept in a slice, not the map.
+const threadsLoMax = 1 << 16
+
+func (w *Writer) setThread(t uint32, th *thread) {
+	if t >= threadsLoMax {
+		w.threads[t] = th
+		return
+	}
+	if int(t) >= len(w.threadsLo) {
+		w.threadsLo = append(w.threadsLo, make([]*thread, int(t)+1-len(w.threadsLo))...)
+	}
+	w.threadsLo[t] = th
+}
+
 // thread returns thread index t, describing its track first.
 func (w *Writer) thread(t uint32) *thread {
-	th := w.threads[t]
+	var th *thread
+	if t < uint32(len(w.threadsLo)) {
+		th = w.threadsLo[t]
+	} else if t >= threadsLoMax {
+		th = w.threads[t]
+	}
 	if th == nil { // not seen in Add: cannot happen, but stay safe
 		th = &thread{tid: w.pid*1000 + int64(t), name: "thread " + strconv.FormatUint(uint64(t), 10)}
-		w.threads[t] = th
+		w.setThread(t, th)
 	}
 	if th.uuid == 0 {
 		th.uuid = w.newUUID()

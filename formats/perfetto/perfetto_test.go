@@ -45,7 +45,7 @@ func TestLanes(t *testing.T) {
 		t.Errorf("%d late rows", w.Late())
 	}
 	// Lane of each slice: begin packets in start order a, a1, b, c.
-	if got := w.threads[0].lanes; len(got.lanes) != 2 {
+	if got := w.threadsLo[0].lanes; len(got.lanes) != 2 {
 		t.Errorf("%d lanes", len(got.lanes))
 	}
 }
