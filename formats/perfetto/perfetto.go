@@ -648,6 +648,17 @@ func putVarint(b []byte, v uint64) []byte {
 	return append(b, byte(v))
 }
 
+// putTime appends a timestamp's varint: unix ns take 9 bytes, written in
+// one append.
+func putTime(b []byte, ts int64) []byte {
+	v := uint64(ts)
+	if v>>56 == 0 || v>>63 != 0 {
+		return putVarint(b, v)
+	}
+	return append(b, byte(v)|0x80, byte(v>>7)|0x80, byte(v>>14)|0x80, byte(v>>21)|0x80,
+		byte(v>>28)|0x80, byte(v>>35)|0x80, byte(v>>42)|0x80, byte(v>>49)|0x80, byte(v>>56))
+}
+
 // fixLen writes the length of what follows the one-byte placeholder at
 // pos, moving it when the length needs more than one byte.
 func fixLen(b []byte, pos int) []byte {
@@ -672,7 +683,7 @@ func (w *Writer) begin(ts int64) int {
 	b := append(w.out, fTracePacket<<3|wireLen, 0)
 	pos := len(b) - 1
 	b = append(b, fPktTimestamp<<3)
-	b = putVarint(b, uint64(ts))
+	b = putTime(b, ts)
 	b = append(b, fPktSeqID<<3)
 	b = putVarint(b, uint64(w.seq))
 	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState)
@@ -835,7 +846,7 @@ func (w *Writer) sliceEnd(ts int64, track, term uint64) {
 		return
 	}
 	b := append(w.out, fTracePacket<<3|wireLen, byte(pkt), fPktTimestamp<<3)
-	b = putVarint(b, uint64(ts))
+	b = putTime(b, ts)
 	b = append(b, fPktSeqID<<3)
 	b = putVarint(b, uint64(w.seq))
 	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState, fPktTrackEvent<<3|wireLen, byte(te), fTEType<<3, typeSliceEnd, fTETrack<<3)

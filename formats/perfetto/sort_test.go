@@ -24,3 +24,11 @@ func TestSortHeld(t *testing.T) {
 		}
 	}
 }
+
+func TestPutTime(t *testing.T) {
+	for _, v := range []int64{0, 1, 127, 128, 1<<56 - 1, 1 << 56, 1763784000123456789, 1<<63 - 1, -1} {
+		if got, want := putTime(nil, v), putVarint(nil, uint64(v)); !slices.Equal(got, want) {
+			t.Errorf("putTime(%d) = %x, want %x", v, got, want)
+		}
+	}
+}
