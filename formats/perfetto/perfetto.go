@@ -112,7 +112,8 @@ type Writer struct {
 	over  map[uint64]model.Row // rows held longer than the ring, by seq
 	pend  []held               // sorted
 	nw    []held               // unsorted
-	merge []held
+	bufs  [2][]held            // pend lies in bufs[pb]; merges go to the other
+	pb    int
 	tmp   []held // sort scratch
 	order uint64
 	last  int64 // start of the last row released
@@ -349,7 +350,10 @@ func (w *Writer) addBatch(b *batch) {
 // releases all but the last ReorderRows (all when final).
 func (w *Writer) flushReorder(final bool) {
 	w.tmp = sortHeld(w.nw, w.tmp)
-	m := w.merge[:0]
+	m := w.bufs[1-w.pb][:0]
+	if need := len(w.pend) + len(w.nw); cap(m) < need { // sized once, not by append's doubling
+		m = make([]held, 0, max(need, ReorderRows+ReorderRows/2))
+	}
 	a, b := w.pend, w.nw
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
@@ -385,8 +389,11 @@ func (w *Writer) flushReorder(final bool) {
 		w.last = max(w.last, r.Start)
 		w.write(r)
 	}
-	w.pend = append(w.pend[:0], m[n:]...)
-	w.merge = m[:0]
+	// The held rows stay where the merge put them (no copy back); the
+	// other array takes the next merge.
+	w.bufs[1-w.pb] = m[:0]
+	w.pend = m[n:]
+	w.pb = 1 - w.pb
 	w.nw = w.nw[:0]
 }
 
