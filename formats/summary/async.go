@@ -1,6 +1,9 @@
 package summary
 
-import "github.com/libocca/occa-tools/formats/model"
+import (
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
+)
 
 // Add hands rows to a goroutine of the Collector's own in batches, so that
 // the summing runs beside the decoding and pairing that produce the rows.
@@ -13,8 +16,48 @@ const (
 
 type batch struct {
 	p    *model.Process
-	rows []model.Row
+	rows []ent
+	full []model.Row // rows of kinds other than launches and copies
 }
+
+// ent is a batch entry: of a launch or a copy, only what the summing reads
+// (72 bytes, not model.Row's 136); of another row, its index in full.
+type ent struct {
+	kind  trace.Kind
+	side  uint8 // whole, devSide or hostSide
+	full  int32 // 1 + index in batch.full; 0 for a launch or a copy
+	start int64
+	dur   int64
+	dev   uint64
+	id    uint64 // a launch's kernel; a copy's direction argument
+	bytes uint64 // a copy's bytes; a launch's device start
+	ddur  int64  // a launch's device duration
+	name  string // a launch's kernel name
+}
+
+// ent.side: which of a launch's figures an entry carries.
+const (
+	whole    = iota
+	devSide  // a launch whose host side came before (Add, ended)
+	hostSide // a launch's host side, at its end (ended)
+)
+
+// set makes e from r.
+func (e *ent) set(r *model.Row) {
+	*e = ent{kind: r.Kind, start: r.Start, dur: r.Dur, dev: r.Device}
+	switch r.Kind {
+	case trace.RunBegin:
+		e.id, e.bytes, e.ddur, e.name = r.Kernel, uint64(r.DevStart), r.DevDur, r.Name
+		if r.Early {
+			e.side = devSide
+		}
+	case trace.CopyBegin:
+		e.id, e.bytes = r.Aux, r.Bytes
+	}
+}
+
+// compact reports whether ent.set keeps all that the summing reads of r.
+func compact(r *model.Row) bool { return r.Kind == trace.RunBegin || r.Kind == trace.CopyBegin }
 
 type pipe struct {
 	cur  *batch
@@ -35,7 +78,7 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 	c.push(p, r)
 	if r.Early && !c.addOwn {
 		// Another consumer's hook took the host side: sum the whole row.
-		c.pipe.last().Early = false
+		c.pipe.last().side = whole
 	}
 	c.flush()
 	return nil
@@ -44,13 +87,10 @@ func (c *Collector) Add(p *model.Process, r *model.Row) error {
 // ended is the launch hook: it sums the host side of a launch.
 func (c *Collector) ended(p *model.Process, r *model.Row) error {
 	c.push(p, r)
-	c.pipe.last().DevDur = hostOnly
+	c.pipe.last().side = hostSide
 	c.flush()
 	return nil
 }
-
-// hostOnly is DevDur of a batch row that carries only a launch's host side.
-const hostOnly = -2
 
 func (c *Collector) hook(p *model.Process) {
 	own, ok := c.hooks[p]
@@ -72,7 +112,15 @@ func (c *Collector) push(p *model.Process, r *model.Row) {
 	if q.cur == nil {
 		c.take(p)
 	}
-	q.cur.rows = append(q.cur.rows, *r)
+	b := q.cur
+	b.rows = append(b.rows, ent{})
+	e := &b.rows[len(b.rows)-1]
+	if compact(r) {
+		e.set(r)
+		return
+	}
+	b.full = append(b.full, *r)
+	e.kind, e.full = r.Kind, int32(len(b.full))
 }
 
 func (c *Collector) flush() {
@@ -81,7 +129,7 @@ func (c *Collector) flush() {
 	}
 }
 
-func (q *pipe) last() *model.Row { return &q.cur.rows[len(q.cur.rows)-1] }
+func (q *pipe) last() *ent { return &q.cur.rows[len(q.cur.rows)-1] }
 
 // take makes an empty current batch, starting the goroutine if it is not.
 func (c *Collector) take(p *model.Process) {
@@ -89,12 +137,12 @@ func (c *Collector) take(p *model.Process) {
 	if q.work == nil {
 		q.work, q.free, q.done = make(chan *batch, batches), make(chan *batch, batches), make(chan struct{})
 		for range batches {
-			q.free <- &batch{rows: make([]model.Row, 0, batchRows)}
+			q.free <- &batch{rows: make([]ent, 0, batchRows)}
 		}
 		go c.worker(q.work, q.free, q.done)
 	}
 	q.cur = <-q.free
-	q.cur.p, q.cur.rows = p, q.cur.rows[:0]
+	q.cur.p, q.cur.rows, q.cur.full = p, q.cur.rows[:0], q.cur.full[:0]
 }
 
 func (q *pipe) send() {
@@ -105,8 +153,13 @@ func (q *pipe) send() {
 func (c *Collector) worker(work <-chan *batch, free chan<- *batch, done chan<- struct{}) {
 	for b := range work {
 		for i := range b.rows {
-			c.add(b.p, &b.rows[i])
+			if e := &b.rows[i]; e.full != 0 {
+				c.add(b.p, &b.full[e.full-1])
+			} else {
+				c.addEnt(b.p, e)
+			}
 		}
+		clear(b.full) // let go of the names
 		b.p = nil
 		free <- b
 	}

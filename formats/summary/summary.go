@@ -157,18 +157,17 @@ type kernSlot struct {
 	ks   *kernelStats
 }
 
-// kernel returns the stats of launch r's kernel; call rank(p) first.
-func (c *Collector) kernel(r *model.Row) *kernelStats {
-	id := r.Kernel
-	if id < uint64(len(c.kernBy)) && c.kernBy[id].ks != nil && c.kernBy[id].name == r.Name {
+// kernel returns the stats of kernel id called name; call rank(p) first.
+func (c *Collector) kernel(id uint64, name string) *kernelStats {
+	if id < uint64(len(c.kernBy)) && c.kernBy[id].ks != nil && c.kernBy[id].name == name {
 		return c.kernBy[id].ks
 	}
-	k := getOr(c.kernels, r.Name)
+	k := getOr(c.kernels, name)
 	if id < 1<<12 {
 		if id >= uint64(len(c.kernBy)) {
 			c.kernBy = append(c.kernBy, make([]kernSlot, int(id)+1-len(c.kernBy))...)
 		}
-		c.kernBy[id] = kernSlot{r.Name, k}
+		c.kernBy[id] = kernSlot{name, k}
 	}
 	return k
 }
@@ -182,63 +181,16 @@ func deviceName(p *model.Process, id uint64) string {
 
 // add takes one row.
 func (c *Collector) add(p *model.Process, r *model.Row) {
-	rs := c.rank(p)
-	if r.Early { // a launch whose host side came before (Add, ended)
-		c.runDevice(p, c.kernel(r), r)
+	if compact(r) {
+		var e ent
+		e.set(r)
+		c.addEnt(p, &e)
 		return
 	}
-	end := r.Start + max(r.Dur, 0)
-	if !rs.seen || r.Start < rs.first {
-		rs.first = r.Start
-	}
-	rs.seen = true
-	rs.last = max(rs.last, end)
+	rs := c.rank(p)
+	c.span(rs, r.Kind, r.Start, r.Dur)
 	paired := r.Dur != model.Unpaired
-	if paired && r.Kind.Spec() != nil && r.Kind.Spec().Begin {
-		d := c.apiBy[r.Kind]
-		if d == nil {
-			d = getOr(c.api, model.KindName(r.Kind))
-			c.apiBy[r.Kind] = d
-		}
-		d.Add(r.Dur)
-		rs.apiSum += r.Dur
-		rs.apiBusy.Add(r.Start, end)
-	}
 	switch r.Kind {
-	case trace.RunBegin:
-		if !paired {
-			return
-		}
-		k := c.kernel(r)
-		k.host.Add(r.Dur)
-		rs.kernels++
-		rs.kernelSum += r.Dur
-		if r.DevDur != hostOnly {
-			c.runDevice(p, k, r)
-		}
-	case trace.CopyBegin:
-		if !paired {
-			return
-		}
-		var cs *copyStats
-		if r.Aux < uint64(len(c.copyBy)) {
-			if cs = c.copyBy[r.Aux]; cs == nil {
-				cs = getOr(c.copies, r.Direction())
-				c.copyBy[r.Aux] = cs
-			}
-		} else {
-			cs = getOr(c.copies, r.Direction())
-		}
-		cs.Add(r.Dur)
-		cs.bytes += r.Bytes
-		cs.busy.Add(r.Start, end)
-		rs.copyBytes += r.Bytes
-		ds := c.device(p, r.Device)
-		ds.copies++
-		ds.copyBytes += r.Bytes
-		ds.copySum += r.Dur
-		ds.copyBusy.Add(r.Start, end)
-		ds.allBusy.Add(r.Start, end)
 	case trace.BuildBegin:
 		if !paired {
 			return
@@ -275,16 +227,81 @@ func (c *Collector) add(p *model.Process, r *model.Row) {
 	}
 }
 
-// runDevice sums the device side of launch r of kernel k.
-func (c *Collector) runDevice(p *model.Process, k *kernelStats, r *model.Row) {
-	ds := c.device(p, r.Device)
+// span sums what every row gives: the rank's time range, and for a paired
+// API call its time and busy interval.
+func (c *Collector) span(rs *rankStats, kind trace.Kind, start, dur int64) {
+	end := start + max(dur, 0)
+	if !rs.seen || start < rs.first {
+		rs.first = start
+	}
+	rs.seen = true
+	rs.last = max(rs.last, end)
+	if dur != model.Unpaired && kind.Spec() != nil && kind.Spec().Begin {
+		d := c.apiBy[kind]
+		if d == nil {
+			d = getOr(c.api, model.KindName(kind))
+			c.apiBy[kind] = d
+		}
+		d.Add(dur)
+		rs.apiSum += dur
+		rs.apiBusy.Add(start, end)
+	}
+}
+
+// addEnt takes a launch or a copy.
+func (c *Collector) addEnt(p *model.Process, e *ent) {
+	rs := c.rank(p)
+	if e.side == devSide {
+		c.runDevice(p, c.kernel(e.id, e.name), e)
+		return
+	}
+	c.span(rs, e.kind, e.start, e.dur)
+	if e.dur == model.Unpaired {
+		return
+	}
+	end := e.start + e.dur
+	switch e.kind {
+	case trace.RunBegin:
+		k := c.kernel(e.id, e.name)
+		k.host.Add(e.dur)
+		rs.kernels++
+		rs.kernelSum += e.dur
+		if e.side != hostSide {
+			c.runDevice(p, k, e)
+		}
+	case trace.CopyBegin:
+		var cs *copyStats
+		if e.id < uint64(len(c.copyBy)) {
+			if cs = c.copyBy[e.id]; cs == nil {
+				cs = getOr(c.copies, trace.CopyDirectionName(e.id))
+				c.copyBy[e.id] = cs
+			}
+		} else {
+			cs = getOr(c.copies, trace.CopyDirectionName(e.id))
+		}
+		cs.Add(e.dur)
+		cs.bytes += e.bytes
+		cs.busy.Add(e.start, end)
+		rs.copyBytes += e.bytes
+		ds := c.device(p, e.dev)
+		ds.copies++
+		ds.copyBytes += e.bytes
+		ds.copySum += e.dur
+		ds.copyBusy.Add(e.start, end)
+		ds.allBusy.Add(e.start, end)
+	}
+}
+
+// runDevice sums the device side of launch e of kernel k.
+func (c *Collector) runDevice(p *model.Process, k *kernelStats, e *ent) {
+	ds := c.device(p, e.dev)
 	ds.kernels++
-	s, d := r.Start, r.Dur
-	if r.DevDur >= 0 {
-		k.dev.Add(r.DevDur)
-		d = r.DevDur
-		if r.DevStart != 0 {
-			s = r.DevStart
+	s, d := e.start, e.dur
+	if e.ddur >= 0 {
+		k.dev.Add(e.ddur)
+		d = e.ddur
+		if e.bytes != 0 {
+			s = int64(e.bytes)
 		}
 	}
 	ds.kernelSum += d
