@@ -12,6 +12,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/libocca/occa-tools/formats/chrome"
 	"github.com/libocca/occa-tools/formats/csv"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/parquet"
@@ -19,7 +20,7 @@ import (
 )
 
 var cmdConvert = &Command{
-	UsageLine: "convert -to parquet|csv|perfetto -o dir [-salvage] [-j n] [-progress] trace|rundir...",
+	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-salvage] [-j n] [-progress] trace|rundir...",
 	Short:     "convert traces to Parquet or CSV for pandas, DuckDB, spreadsheets",
 	Long: `
 Convert reads traces (files, or a run directory holding every rank's
@@ -46,6 +47,12 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 their device execution, device memory in use as a counter,
                 drops and triggers as instants. Over 2 GiB the trace stays
                 split, one file per rank (events-rankNNNNN.perfetto-trace).
+  -to chrome    events-rankNNNNN.json, Chrome trace-event JSON for
+                chrome://tracing and ui.perfetto.dev: pid = rank, tid =
+                thread, calls and regions as complete events, launches'
+                device time on a pseudo-thread per device, instants for
+                markers, triggers and drops; ts in unix microseconds
+                (formats/chrome).
 
 Traces are converted in parallel (-j, default: the number of CPUs), each
 streamed in bounded memory. On a terminal a progress line is shown on
@@ -56,7 +63,7 @@ skipped and the rest converted.
 }
 
 var (
-	convertTo       = cmdConvert.Flag.String("to", "", "output format: parquet, csv or perfetto")
+	convertTo       = cmdConvert.Flag.String("to", "", "output format: parquet, csv, perfetto or chrome")
 	convertOut      = cmdConvert.Flag.String("o", "", "output directory (created if missing)")
 	convertSalvage  = cmdConvert.Flag.Bool("salvage", false, "skip damaged chunks and convert the rest")
 	convertJobs     = cmdConvert.Flag.Int("j", 0, "traces converted at once (0: number of CPUs)")
@@ -86,6 +93,7 @@ var outputs = []struct {
 		create: func(path string, p *model.Process, i int) (rankWriter, error) {
 			return perfetto.Create(path, p, uint32(i+1))
 		}},
+	{name: "chrome", ext: ".json", create: func(path string, p *model.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
 }
 
 // joinPerfetto concatenates the per-trace Perfetto files into one
