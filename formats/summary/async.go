@@ -24,7 +24,6 @@ type batch struct {
 // (72 bytes, not model.Row's 136); of another row, its index in full.
 type ent struct {
 	kind  trace.Kind
-	side  uint8 // whole, devSide or hostSide
 	full  int32 // 1 + index in batch.full; 0 for a launch or a copy
 	start int64
 	dur   int64
@@ -35,22 +34,12 @@ type ent struct {
 	name  string // a launch's kernel name
 }
 
-// ent.side: which of a launch's figures an entry carries.
-const (
-	whole    = iota
-	devSide  // a launch whose host side came before (Add, ended)
-	hostSide // a launch's host side, at its end (ended)
-)
-
 // set makes e from r.
 func (e *ent) set(r *model.Row) {
 	*e = ent{kind: r.Kind, start: r.Start, dur: r.Dur, dev: r.Device}
 	switch r.Kind {
 	case trace.RunBegin:
 		e.id, e.bytes, e.ddur, e.name = r.Kernel, uint64(r.DevStart), r.DevDur, r.Name
-		if r.Early {
-			e.side = devSide
-		}
 	case trace.CopyBegin:
 		e.id, e.bytes = r.Aux, r.Bytes
 	}
@@ -66,42 +55,16 @@ type pipe struct {
 	done chan struct{}
 }
 
-// Add takes one row; it has the model.Sink signature. On the first row of
-// a process it sets the process's launch hook (model.Process.OnLaunchEnd),
-// so that a launch's host-side figures are summed when it ends and its
-// device side when its device time comes: the host busy-time union then
-// gets its intervals nearly in order.
+// Add takes one row; it has the model.Sink signature. It sets no launch
+// hook (model.Process.OnLaunchEnd): a launch is summed whole when it comes
+// with its device time, also when another consumer's hook took it before
+// (Row.Early). Summing the host side at the launch's end gave the rank's
+// API busy union nearly sorted input, but cost a second batch entry per
+// launch, which came to more than the union saves.
 func (c *Collector) Add(p *model.Process, r *model.Row) error {
-	if p != c.addP {
-		c.hook(p)
-	}
 	c.push(p, r)
-	if r.Early && !c.addOwn {
-		// Another consumer's hook took the host side: sum the whole row.
-		c.pipe.last().side = whole
-	}
 	c.flush()
 	return nil
-}
-
-// ended is the launch hook: it sums the host side of a launch.
-func (c *Collector) ended(p *model.Process, r *model.Row) error {
-	c.push(p, r)
-	c.pipe.last().side = hostSide
-	c.flush()
-	return nil
-}
-
-func (c *Collector) hook(p *model.Process) {
-	own, ok := c.hooks[p]
-	if !ok {
-		if c.hooks == nil {
-			c.hooks = map[*model.Process]bool{}
-		}
-		own = p.OnLaunchEnd(c.ended)
-		c.hooks[p] = own
-	}
-	c.addP, c.addOwn = p, own
 }
 
 func (c *Collector) push(p *model.Process, r *model.Row) {
@@ -128,8 +91,6 @@ func (c *Collector) flush() {
 		q.send()
 	}
 }
-
-func (q *pipe) last() *ent { return &q.cur.rows[len(q.cur.rows)-1] }
 
 // take makes an empty current batch, starting the goroutine if it is not.
 func (c *Collector) take(p *model.Process) {

@@ -95,11 +95,6 @@ type Collector struct {
 	kernBy  []kernSlot // the last process's kernels by id
 
 	pipe pipe
-	// The launch hook: the processes seen by Add, whether this Collector's
-	// hook is theirs, and the last one's.
-	hooks  map[*model.Process]bool
-	addP   *model.Process
-	addOwn bool
 }
 
 // NewCollector returns an empty Collector.
@@ -251,10 +246,6 @@ func (c *Collector) span(rs *rankStats, kind trace.Kind, start, dur int64) {
 // addEnt takes a launch or a copy.
 func (c *Collector) addEnt(p *model.Process, e *ent) {
 	rs := c.rank(p)
-	if e.side == devSide {
-		c.runDevice(p, c.kernel(e.id, e.name), e)
-		return
-	}
 	c.span(rs, e.kind, e.start, e.dur)
 	if e.dur == model.Unpaired {
 		return
@@ -266,9 +257,7 @@ func (c *Collector) addEnt(p *model.Process, e *ent) {
 		k.host.Add(e.dur)
 		rs.kernels++
 		rs.kernelSum += e.dur
-		if e.side != hostSide {
-			c.runDevice(p, k, e)
-		}
+		c.runDevice(p, k, e)
 	case trace.CopyBegin:
 		var cs *copyStats
 		if e.id < uint64(len(c.copyBy)) {
