@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -12,23 +13,13 @@ import (
 func sortEvents(evs []trace.Event) {
 	slices.SortStableFunc(evs, func(a, b trace.Event) int {
 		if a.Time != b.Time {
-			return cmpInt(a.Time, b.Time)
+			return cmp.Compare(a.Time, b.Time)
 		}
 		if a.Thread != b.Thread {
-			return cmpInt(int64(a.Thread), int64(b.Thread))
+			return cmp.Compare(int64(a.Thread), int64(b.Thread))
 		}
-		return cmpInt(int64(a.Args[0]), int64(b.Args[0]))
+		return cmp.Compare(int64(a.Args[0]), int64(b.Args[0]))
 	})
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // MemoryInUse follows the bytes allocated and not yet freed per device, from

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -13,7 +14,7 @@ import (
 // naiveUnion is the straightforward busy time: sort, merge, sum.
 func naiveUnion(ivs [][2]int64) int64 {
 	ivs = slices.Clone(ivs)
-	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmpI(a[0], b[0]) })
+	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	var t, lo, hi int64
 	open := false
 	for _, iv := range ivs {

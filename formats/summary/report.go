@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,7 +96,7 @@ func (c *Collector) Report() *Report {
 		Columns: []string{"kernel", "calls", "total_ns", "percent", "avg_ns", "median_ns", "min_ns", "max_ns", "stddev_ns",
 			"device_calls", "device_total_ns", "device_avg_ns", "device_median_ns", "device_min_ns", "device_max_ns"}}
 	names := sortedKeys(c.kernels)
-	slices.SortStableFunc(names, func(a, b string) int { return -cmpI(c.kernels[a].host.Sum, c.kernels[b].host.Sum) })
+	slices.SortStableFunc(names, func(a, b string) int { return -cmp.Compare(c.kernels[a].host.Sum, c.kernels[b].host.Sum) })
 	for _, n := range names {
 		k := c.kernels[n]
 		h, d := &k.host, &k.dev
@@ -142,7 +143,7 @@ func (c *Collector) Report() *Report {
 	}
 	slices.SortFunc(dkeys, func(a, b devKey) int {
 		if a.rank != b.rank {
-			return cmpI(a.rank, b.rank)
+			return cmp.Compare(a.rank, b.rank)
 		}
 		return strings.Compare(a.device, b.device)
 	})
@@ -210,14 +211,4 @@ func (c *Collector) Report() *Report {
 	}
 	rep.Tables = append(rep.Tables, dr)
 	return rep
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
