@@ -132,7 +132,9 @@ type Pairer struct {
 	open    map[uint64]trace.Event // begins by corr, except each thread's latest
 	slots   []slot                 // each thread's latest begin, by thread index
 	regions map[uint32][]trace.Event
-	waiting corrIndex // corr -> index in ring
+	runs    []corrRun // the waiting launches' ids (see index)
+	hashed  bool      // runs gave up: waiting holds them
+	waiting corrIndex // corr -> index in ring, when hashed
 	kernels []string  // kernel names by id, a cache of Dict.Kernel
 	ring    []Row
 	head, n int
@@ -308,14 +310,14 @@ func (pr *Pairer) wait(r *Row) error {
 	i := (pr.head + pr.n) % len(pr.ring)
 	pr.ring[i] = *r
 	pr.n++
-	pr.waiting.put(r.Corr, int32(i)) // a reused corr: the newer launch takes the claim
+	pr.index(r.Corr, i)
 	return nil
 }
 
 // pop sends out the oldest waiting launch.
 func (pr *Pairer) pop() error {
 	r := &pr.ring[pr.head]
-	pr.waiting.del(r.Corr, int32(pr.head))
+	pr.unindex()
 	if pr.head++; pr.head == len(pr.ring) {
 		pr.head = 0
 	}
@@ -329,7 +331,7 @@ func (pr *Pairer) deviceTime(e *trace.Event) error {
 	if start == 0 {
 		dur = end
 	}
-	if i, ok := pr.waiting.get(e.Args[0]); ok {
+	if i, ok := pr.lookup(e.Args[0]); ok {
 		r := &pr.ring[i]
 		r.DevStart, r.DevDur = start, dur
 		return nil

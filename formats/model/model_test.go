@@ -219,3 +219,102 @@ func TestCrossThread(t *testing.T) {
 		t.Errorf("rows %+v", rows)
 	}
 }
+
+// Device times find the newest waiting launch of their correlation id, as
+// a plain scan of the window does, whether the ids come in ascending runs
+// (found by binary search) or in disorder (found through corrIndex).
+func TestWaitIndex(t *testing.T) {
+	for _, mode := range []string{"runs", "disorder", "reused"} {
+		t.Run(mode, func(t *testing.T) {
+			x := uint64(99)
+			rnd := func(n uint64) uint64 {
+				x = x*6364136223846793005 + 1442695040888963407
+				return (x >> 33) % n
+			}
+			p := &Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+			type got struct {
+				corr uint64
+				dev  int64
+			}
+			var rows []got
+			pr := NewPairer(p, func(p *Process, r *Row) error {
+				rows = append(rows, got{r.Corr, r.DevStart})
+				return nil
+			})
+			const window = 256
+			pr.Window = window
+			type wait struct {
+				corr uint64
+				dev  int64
+			}
+			var want []got
+			var fifo []wait
+			next := [4]uint64{1 << 40, 2 << 40, 3 << 40, 4 << 40}
+			tm := int64(1)
+			for i := 0; i < 20000; i++ {
+				th := (i / 100) % 4 // runs of 100 launches per thread
+				var c uint64
+				switch mode {
+				case "runs":
+					next[th] += 1 + rnd(3)
+					c = next[th]
+				case "disorder":
+					c = rnd(1 << 20)
+					if i%5000 < 2500 {
+						next[th] += 1 + rnd(3)
+						c = next[th]
+					}
+				case "reused":
+					c = rnd(300)
+				}
+				tm += 10
+				pr.Add(&trace.Event{Kind: trace.RunBegin, Time: tm, Args: [trace.MaxArgs]uint64{c, 1}})
+				pr.Add(&trace.Event{Kind: trace.RunEnd, Time: tm + 5, Args: [trace.MaxArgs]uint64{c}})
+				if len(fifo) == window {
+					want = append(want, got{fifo[0].corr, fifo[0].dev})
+					fifo = fifo[1:]
+				}
+				fifo = append(fifo, wait{c, 0})
+				for range rnd(3) {
+					// a device time for a recent launch, an old one, or none
+					var dc uint64
+					switch rnd(3) {
+					case 0:
+						dc = fifo[len(fifo)-1-int(rnd(uint64(min(len(fifo), 8))))].corr
+					case 1:
+						dc = fifo[int(rnd(uint64(len(fifo))))].corr
+					default:
+						dc = rnd(1 << 20)
+					}
+					tm++
+					pr.Add(&trace.Event{Kind: trace.DeviceTime, Time: tm, Args: [trace.MaxArgs]uint64{dc, uint64(tm), uint64(tm + 1)}})
+					found := false
+					for k := len(fifo) - 1; k >= 0; k-- {
+						if fifo[k].corr == dc {
+							fifo[k].dev, found = tm, true
+							break
+						}
+					}
+					if !found {
+						want = append(want, got{dc, tm})
+					}
+				}
+			}
+			pr.Flush()
+			for _, w := range fifo {
+				want = append(want, got{w.corr, w.dev})
+			}
+			if len(rows) != len(want) {
+				t.Fatalf("%d rows, want %d", len(rows), len(want))
+			}
+			for i := range rows {
+				if rows[i] != want[i] {
+					t.Fatalf("row %d: %+v, want %+v", i, rows[i], want[i])
+				}
+			}
+			if wantHashed := mode != "runs"; pr.hashed != wantHashed {
+				t.Errorf("hashed %v, want %v", pr.hashed, wantHashed)
+			}
+		})
+	}
+}
