@@ -19,12 +19,14 @@ GO_SRC  = $(shell find . -name '*.go' -not -path './build/*') go.mod go.sum
 .PHONY: all runtime commands clean test check-header demo bench-convert
 all: runtime commands
 
-# The preload shim for unmodified OCCA applications (occa-prof): PRELOAD_LIB.
+# The preload shim for unmodified OCCA applications (occa-prof): PRELOAD_LIB;
+# the OCCA adapter they preload with it: OCCA_ADAPTER.
 include runtime/preload/preload.mk
+include runtime/occa/occa.mk
 
 # The C library carries SONAME libocca_tools.so.1 (the ABI's major version);
 # libocca_tools.so is the link-time name.
-runtime: $(BUILD)/lib/libocca_tools.so $(BUILD)/lib/libocca_tools_core.so $(PRELOAD_LIB)
+runtime: $(BUILD)/lib/libocca_tools.so $(BUILD)/lib/libocca_tools_core.so $(PRELOAD_LIB) $(OCCA_ADAPTER)
 
 $(BUILD)/lib/libocca_tools.so.1: $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(@D)

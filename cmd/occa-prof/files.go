@@ -10,7 +10,7 @@ import (
 
 // install is where occa-prof's companion files are.
 type install struct {
-	preload string // lib/libocca_tools_preload.so
+	preload string // LD_PRELOAD: lib/libocca_tools_occa.so:lib/libocca_tools_preload.so
 	config  string // the default config, "" when none was found
 }
 
@@ -31,8 +31,11 @@ func locate() (*install, error) {
 
 func locateFrom(bin string) (*install, error) {
 	lib := filepath.Join(bin, "..", "lib")
-	in := &install{preload: filepath.Clean(filepath.Join(lib, "libocca_tools_preload.so"))}
-	for _, name := range []string{"libocca_tools_preload.so", "libocca_tools.so.1", "libocca_tools_core.so"} {
+	// The OCCA adapter's hooks must come before libocca; the shim starts the
+	// runtime in processes that contain libocca.
+	in := &install{preload: filepath.Clean(filepath.Join(lib, "libocca_tools_occa.so")) + ":" +
+		filepath.Clean(filepath.Join(lib, "libocca_tools_preload.so"))}
+	for _, name := range []string{"libocca_tools_occa.so", "libocca_tools_preload.so", "libocca_tools.so.1", "libocca_tools_core.so"} {
 		p := filepath.Join(lib, name)
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("broken installation: %s is missing (occa-prof looks for its libraries in %s)",

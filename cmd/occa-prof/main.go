@@ -54,13 +54,17 @@ Options:
 How it works: occa-prof sets, for PROGRAM and all its children,
   OCCA_TOOLS_CONFIG      the config file (absolute)
   OCCA_TOOLS_OUTPUT_DIR  the output directory (absolute)
-  LD_PRELOAD             lib/libocca_tools_preload.so, before any LD_PRELOAD
+  LD_PRELOAD             lib/libocca_tools_occa.so and
+                         lib/libocca_tools_preload.so, before any LD_PRELOAD
                          already set
-The preloaded shim starts the runtime (lib/libocca_tools.so.1) only in
-processes that contain libocca (a library named libocca.so*): OCCA's JIT
-compiler, shells and other helpers run untraced and unchanged. A program
-that dlopens libocca later, rather than linking it, is not traced this way.
-Programs that link libocca_tools themselves are traced by their own copy.
+The first, the OCCA adapter, catches OCCA's calls (device setup, malloc,
+copies, builds, launches, streams, finish) by interposing libocca's
+exported functions. The second, a shim, starts the runtime
+(lib/libocca_tools.so.1) only in processes that contain libocca (a library
+named libocca.so*): OCCA's JIT compiler, shells and other helpers run
+untraced and unchanged. A program that dlopens libocca later is traced from
+its first OCCA call. Programs that link libocca_tools themselves are
+traced by their own copy.
 
 PROGRAM runs in occa-prof's process group. SIGINT, SIGTERM, SIGHUP,
 SIGQUIT, SIGUSR1 and SIGUSR2 sent to occa-prof are passed on to it (a

@@ -197,6 +197,19 @@ typedef struct occa_tools_api {
 OCCA_TOOLS_API int occa_tools_connect(uint32_t abi_version, const char *source_name,
                                       occa_tools_api_t *api);
 
+/* Levels of occa_tools_log(). */
+typedef enum occa_tools_log_level {
+  OCCA_TOOLS_LOG_DEBUG = 0,
+  OCCA_TOOLS_LOG_INFO = 1,
+  OCCA_TOOLS_LOG_WARN = 2,
+  OCCA_TOOLS_LOG_ERROR = 3
+} occa_tools_log_level_t;
+
+/* Writes message as one line of the tool's log (stderr), filtered by the
+ * tool's log level, for sources that have no logger of their own. Reached
+ * through the lookup function; NULL from tools older than this header. */
+OCCA_TOOLS_API void occa_tools_log(occa_tools_log_level_t level, const char *message);
+
 /* ------------------------------------------------------------------------ */
 /* Events: devices                                                          */
 /* ------------------------------------------------------------------------ */

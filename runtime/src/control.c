@@ -69,6 +69,7 @@ static const struct {
     E(occa_tools_event_enabled),
     E(occa_tools_set_critical_callback),
     E(occa_tools_now_ns),
+    E(occa_tools_log),
 #undef E
 };
 
@@ -92,6 +93,11 @@ int occa_tools_connect(uint32_t abi_version, const char *source_name, occa_tools
     ot_log(OT_LOG_DEBUG, "source %s connected (ABI %u)", source_name ? source_name : "?",
            abi_version);
   return 0;
+}
+
+void occa_tools_log(occa_tools_log_level_t level, const char *message) {
+  if (message && level >= OCCA_TOOLS_LOG_DEBUG && level <= OCCA_TOOLS_LOG_ERROR)
+    ot_log((int)level, "%s", message);
 }
 
 static int active(void) { return atomic_load(&ot_state) == OT_STATE_ACTIVE; }

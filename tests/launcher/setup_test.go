@@ -92,6 +92,20 @@ func setup() error {
 		"-Werror", "-shared", "-Wl,-soname,libocca_tools_preload.so", "-o", shim, "runtime/preload/preload.c", "-ldl"); err != nil {
 		return err
 	}
+	adapter := filepath.Join(lib, "libocca_tools_occa.so")
+	if built := filepath.Join(buildDir, "lib", "libocca_tools_occa.so"); exists(built) {
+		if err := os.Symlink(built, adapter); err != nil {
+			return err
+		}
+	} else {
+		srcs, _ := filepath.Glob(filepath.Join(repo, "runtime", "occa", "*.cpp"))
+		args := append([]string{"-O2", "-std=c++17", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
+			"-Iruntime/include", "-Iruntime/occa", "-shared", "-Wl,-soname,libocca_tools_occa.so",
+			"-Wl,--version-script=runtime/occa/exports.map", "-o", adapter}, srcs...)
+		if err := sh(repo, cxxName(), append(args, "-ldl", "-lpthread")...); err != nil {
+			return err
+		}
+	}
 	text, err := os.ReadFile(filepath.Join(repo, "configs", "default.toml"))
 	if err != nil {
 		return err
@@ -121,6 +135,13 @@ func ccName() string {
 		return cc
 	}
 	return "cc"
+}
+
+func cxxName() string {
+	if cxx := os.Getenv("CXX"); cxx != "" {
+		return cxx
+	}
+	return "c++"
 }
 
 func exists(p string) bool {

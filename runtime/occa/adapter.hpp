@@ -1,0 +1,248 @@
+// adapter.hpp: what the OCCA adapter's files share.
+//
+// The adapter (libocca_tools_occa.so) is preloaded into an unmodified OCCA
+// application. It defines functions with the mangled names of libocca's
+// choke points (mirror.hpp), so the dynamic linker sends the application's
+// calls, and libocca's own internal calls through its PLT, to the hooks
+// first. Each hook reports the call to the occa-tools runtime through the
+// ABI of occa_tools.h and forwards to libocca's function (real.cpp).
+//
+// Nothing happens at load time: a process that never calls OCCA (OCCA's JIT
+// compiler, a shell started by the application) only maps the library. The
+// first hook call resolves libocca's functions and connects to the runtime;
+// with no runtime or no config, every hook just forwards.
+#ifndef OCCA_TOOLS_OCCA_ADAPTER_HPP
+#define OCCA_TOOLS_OCCA_ADAPTER_HPP
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "mirror.hpp"
+#include "occa_tools.h"
+
+#define OT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace ot_occa {
+
+// ---- libocca's own functions (real.cpp) ----------------------------------
+// One member per function the adapter hooks or calls, typed as a plain
+// function whose first parameter is `this` (the Itanium C++ ABI passes it
+// so); null when libocca lacks the symbol.
+struct Real {
+  // Hooked.
+  void (*device_setup_string)(occa::device *, const std::string &);
+  void (*device_setup_json)(occa::device *, const occa::json &);
+  void (*device_free)(occa::device *);
+  void (*device_finish)(occa::device *);
+  void (*device_finish_all)(occa::device *);
+  occa::stream (*device_create_stream)(occa::device *, const occa::json &);
+  void (*device_set_stream)(occa::device *, occa::stream);
+  occa::kernel (*device_build_kernel)(const occa::device *, const std::string &,
+                                      const std::string &, const occa::json &);
+  occa::memory (*device_malloc)(occa::device *, occa::dim_t, const occa::dtype_t &,
+                                const void *, const occa::json &);
+  void (*kernel_run)(const occa::kernel *);
+  void (*memory_copy_from_ptr)(occa::memory *, const void *, occa::dim_t, occa::dim_t,
+                               const occa::json &);
+  void (*memory_copy_from_mem)(occa::memory *, occa::memory, occa::dim_t, occa::dim_t,
+                               occa::dim_t, const occa::json &);
+  void (*memory_copy_to_ptr)(const occa::memory *, void *, occa::dim_t, occa::dim_t,
+                             const occa::json &);
+  void (*memory_copy_to_mem)(const occa::memory *, occa::memory, occa::dim_t, occa::dim_t,
+                             occa::dim_t, const occa::json &);
+  void (*memory_free)(occa::memory *);
+  void (*stream_finish)(occa::stream *);
+  occa::memory (*pool_reserve)(occa::memoryPool *, occa::dim_t, const occa::dtype_t &);
+  void (*mode_memory_dtor)(void *);
+  void (*mode_kernel_dtor)(void *);
+  void (*mode_stream_dtor)(void *);
+  void (*mode_device_free_resources)(void *);
+
+  // Called.
+  void *(*device_mode_device)(const occa::device *);
+  const std::string &(*device_mode)(const occa::device *);
+  occa::stream (*device_get_stream)(occa::device *);
+  occa::streamTag (*device_tag_stream)(occa::device *);
+  double (*device_time_between)(occa::device *, const occa::streamTag &,
+                                const occa::streamTag &);
+  void *(*kernel_mode_kernel)(const occa::kernel *);
+  const std::string &(*kernel_name)(occa::kernel *);
+  const std::string &(*kernel_binary_filename)(occa::kernel *);
+  occa::device (*kernel_get_device)(occa::kernel *);
+  void *(*memory_mode_memory)(const occa::memory *);
+  const occa::dtype_t &(*memory_dtype)(const occa::memory *);
+  occa::udim_t (*memory_length)(const occa::memory *);
+  occa::device (*memory_get_device)(const occa::memory *);
+  void *(*memory_ptr)(occa::memory *);
+  void *(*stream_mode_stream)(const occa::stream *);
+  occa::device (*stream_get_device)(const occa::stream *);
+  void *(*stream_tag_mode)(const occa::streamTag *);
+  int (*dtype_bytes)(const occa::dtype_t *);
+  std::string (*json_dump)(const occa::json *, int);
+  void *(*pool_mode_device)(const occa::memoryPool *);
+  void (*handle_copy[occa::ot_mirror::HANDLE_CLASSES])(void *, const void *);
+  void (*handle_destroy[occa::ot_mirror::HANDLE_CLASSES])(void *);
+};
+extern Real real;
+
+// libocca's kernel::operator() with n arguments.
+void *real_kernel_op(int n);
+
+// Throws (as an OCCA error would) when a hooked function's original is
+// missing, which only a mismatched libocca can cause.
+[[noreturn]] void missing(const char *what);
+
+// The original of a hooked function, or an exception.
+#define OT_REAL(name) (OT_LIKELY(::ot_occa::real.name) ? ::ot_occa::real.name : (::ot_occa::missing(#name), ::ot_occa::real.name))
+
+// ---- The runtime (state.cpp) -----------------------------------------------
+// The runtime's entry points, looked up by name once.
+struct Api {
+  decltype(&occa_tools_device_setup_begin) device_setup_begin;
+  decltype(&occa_tools_device_setup_end) device_setup_end;
+  decltype(&occa_tools_memory_alloc_begin) memory_alloc_begin;
+  decltype(&occa_tools_memory_alloc_end) memory_alloc_end;
+  decltype(&occa_tools_memory_free_begin) memory_free_begin;
+  decltype(&occa_tools_memory_free_end) memory_free_end;
+  decltype(&occa_tools_copy_begin) copy_begin;
+  decltype(&occa_tools_copy_end) copy_end;
+  decltype(&occa_tools_build_begin) build_begin;
+  decltype(&occa_tools_build_end) build_end;
+  decltype(&occa_tools_run_begin) run_begin;
+  decltype(&occa_tools_run_end) run_end;
+  decltype(&occa_tools_kernel_device_time) kernel_device_time;
+  decltype(&occa_tools_stream_create) stream_create;
+  decltype(&occa_tools_stream_set) stream_set;
+  decltype(&occa_tools_stream_finish_begin) stream_finish_begin;
+  decltype(&occa_tools_stream_finish_end) stream_finish_end;
+  decltype(&occa_tools_device_finish_begin) device_finish_begin;
+  decltype(&occa_tools_device_finish_end) device_finish_end;
+  decltype(&occa_tools_now_ns) now_ns;
+  decltype(&occa_tools_log) log;
+  const volatile uint64_t *enabled;
+};
+extern Api api;
+
+enum State { UNREADY = 0, INACTIVE = 1, ACTIVE = 2 };
+extern std::atomic<int> state;
+void start();  // resolves libocca and connects, once
+
+// Is the runtime recording? Resolves everything on the first call.
+inline bool active() {
+  int s = state.load(std::memory_order_acquire);
+  if (OT_UNLIKELY(s == UNREADY)) {
+    start();
+    s = state.load(std::memory_order_acquire);
+  }
+  return s == ACTIVE;
+}
+
+inline bool enabled(occa_tools_event_kind_t kind) { return (*api.enabled >> kind) & 1u; }
+
+void log(occa_tools_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Hooks that call other hooked functions (malloc<void> -> malloc, memcpy ->
+// copyFrom, buildKernelFromString -> buildKernel, operator() -> run) must
+// report one event: only the outermost hook on a thread reports.
+extern thread_local int depth;
+class Outermost {
+ public:
+  Outermost() : outer_(depth++ == 0) {}
+  ~Outermost() { depth--; }
+  Outermost(const Outermost &) = delete;
+  Outermost &operator=(const Outermost &) = delete;
+  // True when the runtime records and no hook is running below on this thread.
+  bool reports() const { return outer_ && active(); }
+
+ private:
+  bool outer_;
+};
+
+// ---- Objects (objects.cpp) --------------------------------------------------
+// OCCA's handles are copied freely; the object behind them (modeDevice_t
+// and friends) is what has an identity. Each gets an info record, holding
+// the slot the runtime fills, in a table keyed by that pointer.
+struct DeviceInfo {
+  occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
+  bool synchronous = false;  // Serial and OpenMP run kernels inside the launch
+};
+struct KernelInfo {
+  occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
+  DeviceInfo *device = nullptr;
+  std::string name;
+};
+struct ObjectInfo {  // memory and streams
+  occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
+};
+
+DeviceInfo *device_info(const occa::device *d);  // adds one if new
+DeviceInfo *device_info_of_mode(const void *mode_device);  // null if unknown
+DeviceInfo *add_device(const void *mode_device, const std::string &mode);
+void drop_device(const void *mode_device);
+
+KernelInfo *kernel_info(const occa::kernel *k);  // adds one if new
+KernelInfo *add_kernel(const void *mode_kernel, DeviceInfo *device, const std::string &name);
+void drop_kernel(const void *mode_kernel);
+
+ObjectInfo *memory_info(const occa::memory *m);  // null if not an allocation
+ObjectInfo *add_memory(const void *mode_memory);
+ObjectInfo *take_memory(const void *mode_memory);  // the caller deletes it
+
+ObjectInfo *stream_info(const occa::stream *s);  // adds one if new
+void drop_stream(const void *mode_stream);
+
+// ---- Device timing (timing.cpp) ---------------------------------------------
+// Brackets a launch with stream tags when events.device_time asks for it and
+// resolves the tags later, at a point where the work is known to be done.
+class LaunchTiming {
+ public:
+  LaunchTiming(const occa::kernel *k, uint64_t correlation_id);
+  ~LaunchTiming();  // tags the end and queues the pair
+  LaunchTiming(const LaunchTiming &) = delete;
+  LaunchTiming &operator=(const LaunchTiming &) = delete;
+
+ private:
+  struct Pending *pending_;
+  occa::device *device_;  // held for the launch only: the queue holds no device
+  int exceptions_;
+  alignas(occa::device) unsigned char device_storage_[sizeof(occa::device)];
+};
+// Resolves the launches of d's current stream, or of all its streams.
+void resolve_device(occa::device *d, bool all_streams);  // after a finish, before a free
+void resolve_stream(const occa::stream *s);
+void resolve_current_stream(const occa::memory *m);  // after a blocking copy to the host
+void forget_device(const void *mode_device);  // the device is going away
+extern std::atomic<uint64_t> pending_times;
+uint64_t untimed_launches();  // launches that asked for device time and got none
+
+// ---- Launches (launch.cpp) --------------------------------------------------
+template <class Run>
+inline void launch(const occa::kernel *k, Run &&run) {
+  Outermost outer;
+  if (OT_LIKELY(!outer.reports()) || !enabled(OCCA_TOOLS_EVENT_RUN_BEGIN)) {
+    run();
+    return;
+  }
+  KernelInfo *info = kernel_info(k);
+  occa_tools_call_t call = OCCA_TOOLS_CALL_INIT;
+  api.run_begin(&call, &info->slot, info->name.c_str(), info->device ? &info->device->slot : nullptr,
+                nullptr);
+  try {
+    if (call.correlation_id && enabled(OCCA_TOOLS_EVENT_DEVICE_TIME)) {
+      LaunchTiming timing(k, call.correlation_id);
+      run();
+    } else {
+      run();
+    }
+  } catch (...) {
+    api.run_end(&call, OCCA_TOOLS_FAILED);
+    throw;
+  }
+  api.run_end(&call, OCCA_TOOLS_OK);
+}
+
+}  // namespace ot_occa
+
+#endif
