@@ -73,6 +73,15 @@ test: all test-programs check-header
 	$(MAKE) tsan bench-repro
 	python3 -m pytest -q tests/python
 
+# The OCCA adapter against a real OCCA installation (OCCA_DIR=/path/to/occa;
+# OCCA is in no package registry, so CI cannot run this): small OCCA
+# programs (tests/occa/programs) in Serial and OpenMP under occa-prof, their
+# traces checked exactly.
+.PHONY: test-occa
+test-occa: all
+	@test -n "$(OCCA_DIR)" || { echo "test-occa: set OCCA_DIR to an OCCA installation (include/occa.hpp, lib/libocca.so)"; exit 2; }
+	OCCA_DIR=$(abspath $(OCCA_DIR)) OCCA_TOOLS_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v ./tests/occa
+
 # The offline tools on a generated trace (OCCA_BENCH_EVENTS events, 10 M by
 # default): events/s of decoding, pairing, each converter and the summary,
 # with peak memory.

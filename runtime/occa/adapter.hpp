@@ -164,17 +164,21 @@ class Outermost {
 // OCCA's handles are copied freely; the object behind them (modeDevice_t
 // and friends) is what has an identity. Each gets an info record, holding
 // the slot the runtime fills, in a table keyed by that pointer.
+struct ObjectInfo {  // memory and streams
+  occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
+};
 struct DeviceInfo {
   occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
   bool synchronous = false;  // Serial and OpenMP run kernels inside the launch
+  // The stream set by device::setStream, null for the device's first
+  // stream. The device holds a handle to its current stream, so the record
+  // outlives its time here.
+  std::atomic<ObjectInfo *> current_stream{nullptr};
 };
 struct KernelInfo {
   occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
   DeviceInfo *device = nullptr;
   std::string name;
-};
-struct ObjectInfo {  // memory and streams
-  occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
 };
 
 DeviceInfo *device_info(const occa::device *d);  // adds one if new
@@ -227,8 +231,13 @@ inline void launch(const occa::kernel *k, Run &&run) {
   }
   KernelInfo *info = kernel_info(k);
   occa_tools_call_t call = OCCA_TOOLS_CALL_INIT;
-  api.run_begin(&call, &info->slot, info->name.c_str(), info->device ? &info->device->slot : nullptr,
-                nullptr);
+  occa_tools_data_t *device = nullptr, *stream = nullptr;
+  if (DeviceInfo *d = info->device) {
+    device = &d->slot;
+    if (ObjectInfo *s = d->current_stream.load(std::memory_order_relaxed))
+      stream = &s->slot;
+  }
+  api.run_begin(&call, &info->slot, info->name.c_str(), device, stream);
   try {
     if (call.correlation_id && enabled(OCCA_TOOLS_EVENT_DEVICE_TIME)) {
       LaunchTiming timing(k, call.correlation_id);

@@ -279,12 +279,15 @@ occa::stream occa::device::createStream(const occa::json &props) {
 void occa::device::setStream(occa::stream s) {
   Outermost outer;
   OT_REAL(device_set_stream)(this, s);
-  if (outer.reports() && enabled(OCCA_TOOLS_EVENT_STREAM_SET)) {
-    DeviceInfo *d = device_info(this);
-    ObjectInfo *si = stream_info(&s);
-    if (d && si)
-      api.stream_set(&d->slot, &si->slot);
-  }
+  if (!outer.reports())
+    return;
+  DeviceInfo *d = device_info(this);
+  ObjectInfo *si = stream_info(&s);
+  if (!d || !si)
+    return;
+  d->current_stream.store(si, std::memory_order_relaxed);  // launches name it
+  if (enabled(OCCA_TOOLS_EVENT_STREAM_SET))
+    api.stream_set(&d->slot, &si->slot);
 }
 
 void occa::stream::finish() {

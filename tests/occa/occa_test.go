@@ -1,0 +1,195 @@
+// Package occa runs small OCCA programs (programs/) against a real OCCA
+// installation under occa-prof and checks their traces exactly. It runs only
+// when OCCA_DIR points at an OCCA install (include/occa.hpp, lib/libocca.so):
+//
+//	OCCA_DIR=/opt/occa make test-occa
+//
+// CI has no OCCA (it is in no package registry); tests/adapter runs the same
+// kind of checks there against a stand-in libocca.
+package occa
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/libocca/occa-tools/tests/occatest"
+)
+
+var (
+	occaDir  string
+	occaProf string
+	bin      string // the compiled programs
+	okl      string // programs/addVectors.okl
+)
+
+func TestMain(m *testing.M) {
+	occaDir = os.Getenv("OCCA_DIR")
+	if occaDir == "" {
+		fmt.Fprintln(os.Stderr, "tests/occa: skipped: set OCCA_DIR to an OCCA installation to run")
+		os.Exit(0)
+	}
+	build := os.Getenv("OCCA_TOOLS_BUILD")
+	if build == "" {
+		build, _ = filepath.Abs("../../build")
+	}
+	occaProf = filepath.Join(build, "bin", "occa-prof")
+	if _, err := os.Stat(occaProf); err != nil {
+		fmt.Fprintf(os.Stderr, "tests/occa: %s is missing: run `make all` first\n", occaProf)
+		os.Exit(1)
+	}
+	okl, _ = filepath.Abs("programs/addVectors.okl")
+	var err error
+	if bin, err = os.MkdirTemp("", "occa-programs-"); err == nil {
+		err = compile()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tests/occa:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(bin)
+	os.Exit(code)
+}
+
+func compile() error {
+	inc, lib := filepath.Join(occaDir, "include"), filepath.Join(occaDir, "lib")
+	cxx, cc := env("CXX", "c++"), env("CC", "cc")
+	for _, c := range [][]string{
+		{cxx, "-std=c++17", "-O2", "-I" + inc, "programs/vectors.cpp", "-o", filepath.Join(bin, "vectors")},
+		{cc, "-std=c99", "-O2", "-I" + inc, "programs/capi.c", "-o", filepath.Join(bin, "capi")},
+	} {
+		args := append(c[1:], "-L"+lib, "-locca", "-Wl,-rpath,"+lib)
+		if out, err := exec.Command(c[0], args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %v: %v\n%s", c[0], args, err, out)
+		}
+	}
+	return nil
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// run profiles one program and returns its single trace. cache is the OCCA
+// kernel cache directory to use.
+func run(t *testing.T, cache string, flags []string, args ...string) *occatest.Capture {
+	t.Helper()
+	dir := t.TempDir()
+	env := []string{"OCCA_DIR=" + occaDir, "OCCA_CACHE_DIR=" + cache}
+	out, files, err := occatest.Profile(occaProf, dir, env, append([]string{"--quiet"}, flags...), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "ok\n" {
+		t.Fatalf("%v printed %q, want \"ok\\n\"", args, out)
+	}
+	if len(files) != 1 {
+		t.Fatalf("%v: want 1 trace, got %v", args, files)
+	}
+	cp, err := occatest.Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Unended != 0 || cp.Dropped != 0 || cp.LaunchesFailed != 0 || cp.SetupsFailed != 0 {
+		t.Errorf("%v: %d begins without end, %d dropped, %d failed launches, %d failed setups",
+			args, cp.Unended, cp.Dropped, cp.LaunchesFailed, cp.SetupsFailed)
+	}
+	return cp
+}
+
+const launches = 7
+
+func TestVectors(t *testing.T) {
+	for _, mode := range []string{"Serial", "OpenMP"} {
+		t.Run(mode, func(t *testing.T) {
+			cache := t.TempDir()
+			args := []string{filepath.Join(bin, "vectors"), mode, okl, strconv.Itoa(launches)}
+			cp := run(t, cache, nil, args...)
+			checkVectors(t, cp, mode)
+			for _, b := range cp.Builds {
+				if b.Cache != "miss" {
+					t.Errorf("cold cache: build %s: cache %s, want miss", b.Name, b.Cache)
+				}
+			}
+			if cp.DeviceTimes != 0 {
+				t.Errorf("device times without --device-time: %d", cp.DeviceTimes)
+			}
+
+			// Warm cache, device timing on.
+			cp = run(t, cache, []string{"--device-time"}, args...)
+			checkVectors(t, cp, mode)
+			for _, b := range cp.Builds {
+				if b.Cache != "hit" {
+					t.Errorf("warm cache: build %s: cache %s, want hit", b.Name, b.Cache)
+				}
+			}
+			if want := 2*launches + 1; cp.DeviceTimes != want {
+				t.Errorf("device times: %d, want %d (one per launch)", cp.DeviceTimes, want)
+			}
+		})
+	}
+}
+
+func checkVectors(t *testing.T, cp *occatest.Capture, mode string) {
+	t.Helper()
+	if !reflect.DeepEqual(cp.DeviceModes, []string{mode}) {
+		t.Errorf("devices: %v, want [%s]", cp.DeviceModes, mode)
+	}
+	if cp.Allocs != 5 || cp.AllocBytes != 3*4000+400+800 || cp.PoolAllocs != 2 {
+		t.Errorf("allocations: %d (%d B, %d from the pool), want 5 (13200 B, 2)", cp.Allocs, cp.AllocBytes, cp.PoolAllocs)
+	}
+	if cp.Frees != cp.Allocs || cp.FreeBytes != cp.AllocBytes {
+		t.Errorf("frees: %d (%d B), want %d (%d B)", cp.Frees, cp.FreeBytes, cp.Allocs, cp.AllocBytes)
+	}
+	want := map[string]occatest.Traffic{"H2D": {Count: 3, Bytes: 8400}, "D2D": {Count: 1, Bytes: 4000}, "D2H": {Count: 2, Bytes: 4200}}
+	if !reflect.DeepEqual(cp.Copies, want) {
+		t.Errorf("copies: %v, want %v", cp.Copies, want)
+	}
+	if got := cp.BuildNames(); !reflect.DeepEqual(got, []string{"_occa_jit_kernel", "addVectors"}) {
+		t.Errorf("builds: %v", got)
+	}
+	if want := map[string]int{"addVectors": 2 * launches, "_occa_jit_kernel": 1}; !reflect.DeepEqual(cp.Launches, want) {
+		t.Errorf("launches: %v, want %v", cp.Launches, want)
+	}
+	// launches on the first stream (0: never set), the second, and the
+	// first again once set back (the JIT kernel).
+	if len(cp.LaunchesOnStream) != 3 || cp.LaunchesOnStream[0] != launches {
+		t.Errorf("launches by stream: %v, want %d on stream 0 and two more streams", cp.LaunchesOnStream, launches)
+	}
+	if cp.StreamCreates != 1 || cp.StreamSets != 2 || cp.StreamFinishes != 1 || cp.DeviceFinishes != 1 {
+		t.Errorf("streams: %d created, %d set, %d finished, %d device finishes; want 1, 2, 1, 1",
+			cp.StreamCreates, cp.StreamSets, cp.StreamFinishes, cp.DeviceFinishes)
+	}
+}
+
+func TestCAPI(t *testing.T) {
+	for _, mode := range []string{"Serial", "OpenMP"} {
+		t.Run(mode, func(t *testing.T) {
+			cp := run(t, t.TempDir(), []string{"--device-time"}, filepath.Join(bin, "capi"), mode, okl, strconv.Itoa(launches))
+			if !reflect.DeepEqual(cp.DeviceModes, []string{mode}) {
+				t.Errorf("devices: %v, want [%s]", cp.DeviceModes, mode)
+			}
+			if cp.Allocs != 2 || cp.AllocBytes != 8000 || cp.Frees != 2 || cp.FreeBytes != 8000 {
+				t.Errorf("memory: %d allocs (%d B), %d frees (%d B); want 2 (8000 B) each", cp.Allocs, cp.AllocBytes, cp.Frees, cp.FreeBytes)
+			}
+			want := map[string]occatest.Traffic{"H2D": {Count: 2, Bytes: 8000}, "D2H": {Count: 1, Bytes: 4000}}
+			if !reflect.DeepEqual(cp.Copies, want) {
+				t.Errorf("copies: %v, want %v", cp.Copies, want)
+			}
+			if !reflect.DeepEqual(cp.Launches, map[string]int{"addVectors": launches}) {
+				t.Errorf("launches: %v, want addVectors: %d", cp.Launches, launches)
+			}
+			if cp.DeviceTimes != launches || cp.DeviceFinishes != 1 {
+				t.Errorf("device times %d, device finishes %d; want %d, 1", cp.DeviceTimes, cp.DeviceFinishes, launches)
+			}
+		})
+	}
+}

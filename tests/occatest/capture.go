@@ -1,0 +1,224 @@
+// Package occatest reads what an OCCA program left in its trace, for the
+// tests of the OCCA adapter: against the stand-in libocca (tests/adapter)
+// and against a real OCCA installation (tests/occa).
+package occatest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// Traffic counts copies of one direction.
+type Traffic struct {
+	Count int
+	Bytes uint64
+}
+
+// Build is one kernel build.
+type Build struct {
+	Name, Source string
+	Cache        string // "hit", "miss", "unknown"
+	Failed       bool
+}
+
+// Capture is what a trace says the program did.
+type Capture struct {
+	Header       *trace.Header
+	DeviceModes  []string // modes of the devices set up, in order
+	SetupsFailed int
+	Allocs       int
+	AllocBytes   uint64
+	PoolAllocs   int // allocations tagged occa-memory-pool
+	Frees        int
+	FreeBytes    uint64
+	Copies       map[string]Traffic // by direction: H2D, D2H, D2D, H2H
+	Builds       []Build
+	Launches     map[string]int // by kernel name
+	// LaunchesOnStream counts launches by the stream they ran on (0 = the
+	// device's first stream).
+	LaunchesOnStream map[uint64]int
+	LaunchesFailed   int
+	DeviceTimes      int // device_time events that name a recorded launch
+	StreamCreates    int
+	StreamSets       int
+	StreamFinishes   int
+	DeviceFinishes   int
+	Unended          int // begins without an end
+	Dropped          uint64
+}
+
+var directions = []string{"H2D", "D2H", "D2D", "H2H"}
+
+// Read reads the trace at path. It fails on a trace that does not end
+// cleanly, an end before its begin, or an end without a begin.
+func Read(path string) (*Capture, error) {
+	r, c, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var events []trace.Event
+	for {
+		e, err := r.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		events = append(events, e)
+	}
+	if st := r.Stats(); st == nil || !st.Final {
+		return nil, fmt.Errorf("%s: no final stats chunk", path)
+	}
+	cp := &Capture{Header: r.Header(), Copies: map[string]Traffic{}, Launches: map[string]int{},
+		LaunchesOnStream: map[uint64]int{}}
+	if err := cp.add(events, r.Dict()); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	for _, n := range r.Stats().Dropped {
+		cp.Dropped += n
+	}
+	return cp, nil
+}
+
+func (cp *Capture) add(events []trace.Event, d *trace.Dict) error {
+	open := map[uint64]trace.Event{} // begins by correlation id
+	launches := map[uint64]bool{}
+	begin := func(e trace.Event) { open[e.Args[0]] = e }
+	end := func(e trace.Event) (trace.Event, error) {
+		b, ok := open[e.Args[0]]
+		if !ok {
+			return b, fmt.Errorf("%s at %d ns has no begin", e.Kind, e.Time)
+		}
+		if e.Time < b.Time {
+			return b, fmt.Errorf("%s at %d ns ends before its begin (%d ns)", e.Kind, e.Time, b.Time)
+		}
+		delete(open, e.Args[0])
+		return b, nil
+	}
+	for _, e := range events {
+		switch e.Kind {
+		case trace.DeviceSetupBegin, trace.MemoryAllocBegin, trace.MemoryFreeBegin, trace.CopyBegin,
+			trace.BuildBegin, trace.RunBegin, trace.StreamFinishBegin, trace.DeviceFinishBegin:
+			begin(e)
+		case trace.DeviceSetupEnd:
+			b, err := end(e)
+			if err != nil {
+				return err
+			}
+			if e.Args[2] != 0 {
+				cp.SetupsFailed++
+				continue
+			}
+			cp.DeviceModes = append(cp.DeviceModes, d.String(b.Args[1]))
+		case trace.MemoryAllocEnd:
+			b, err := end(e)
+			if err != nil {
+				return err
+			}
+			if e.Args[3] != 0 {
+				continue
+			}
+			cp.Allocs++
+			cp.AllocBytes += b.Args[2]
+			if b.Args[3] != 0 && d.String(b.Args[3]) == "occa-memory-pool" {
+				cp.PoolAllocs++
+			}
+		case trace.MemoryFreeEnd:
+			b, err := end(e)
+			if err != nil {
+				return err
+			}
+			cp.Frees++
+			cp.FreeBytes += b.Args[3]
+		case trace.CopyEnd:
+			b, err := end(e)
+			if err != nil {
+				return err
+			}
+			if b.Args[1] < uint64(len(directions)) {
+				t := cp.Copies[directions[b.Args[1]]]
+				t.Count++
+				t.Bytes += b.Args[4]
+				cp.Copies[directions[b.Args[1]]] = t
+			}
+		case trace.BuildEnd:
+			b, err := end(e)
+			if err != nil {
+				return err
+			}
+			cache := map[uint64]string{0: "unknown", 1: "hit", 2: "miss"}[e.Args[2]]
+			cp.Builds = append(cp.Builds, Build{Name: d.String(b.Args[2]), Source: d.String(b.Args[3]),
+				Cache: cache, Failed: e.Args[3] != 0})
+		case trace.RunEnd:
+			b, err := end(e)
+			if err != nil {
+				return err
+			}
+			if e.Args[1] != 0 {
+				cp.LaunchesFailed++
+				continue
+			}
+			cp.Launches[d.Kernel(b.Args[1]).Name]++
+			cp.LaunchesOnStream[b.Args[3]]++
+			launches[b.Args[0]] = true
+		case trace.StreamFinishEnd:
+			if _, err := end(e); err != nil {
+				return err
+			}
+			cp.StreamFinishes++
+		case trace.DeviceFinishEnd:
+			if _, err := end(e); err != nil {
+				return err
+			}
+			cp.DeviceFinishes++
+		case trace.DeviceTime:
+			if launches[e.Args[0]] {
+				cp.DeviceTimes++
+			}
+		case trace.StreamCreate:
+			cp.StreamCreates++
+		case trace.StreamSet:
+			cp.StreamSets++
+		}
+	}
+	cp.Unended = len(open)
+	return nil
+}
+
+// BuildNames lists the names of the successful builds, sorted.
+func (cp *Capture) BuildNames() []string {
+	var out []string
+	for _, b := range cp.Builds {
+		if !b.Failed {
+			out = append(out, b.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Profile runs args under occa-prof (extra flags before "--") in dir with
+// env added, and returns its output and the trace files it wrote.
+func Profile(occaProf, dir string, env, flags []string, args ...string) (string, []string, error) {
+	out := filepath.Join(dir, "traces")
+	all := append(append([]string{"--output", out}, flags...), "--")
+	cmd := exec.Command(occaProf, append(all, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	text, err := cmd.CombinedOutput()
+	files, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+	if err != nil {
+		return string(text), files, fmt.Errorf("occa-prof %s: %v\n%s", strings.Join(args, " "), err, text)
+	}
+	return string(text), files, nil
+}
