@@ -180,3 +180,38 @@ func TestUnionFarOutOfOrder(t *testing.T) {
 		t.Fatalf("union %d, want %d", got, want)
 	}
 }
+
+// TestMergeUnion checks the branch-free merge of two sorted, disjoint lists
+// against the straightforward union.
+func TestMergeUnion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	list := func() [][2]int64 {
+		var l [][2]int64
+		var t int64
+		for range rng.IntN(200) {
+			t += 1 + rng.Int64N(100)
+			e := t + 1 + rng.Int64N(100)
+			l = append(l, [2]int64{t, e})
+			t = e
+		}
+		return l
+	}
+	for range 2000 {
+		a, b := list(), list()
+		pre := [][2]int64{{-10, -5}}
+		got := mergeUnion(pre, a, b)
+		if got[0] != pre[0] {
+			t.Fatalf("changed what out held: %v", got[0])
+		}
+		var sum int64
+		for i, iv := range got[1:] {
+			if iv[1] <= iv[0] || i > 0 && iv[0] <= got[i][1] {
+				t.Fatalf("not sorted and disjoint at %d: %v", i, got)
+			}
+			sum += iv[1] - iv[0]
+		}
+		if want := naiveUnion(append(slices.Clone(a), b...)); sum != want {
+			t.Fatalf("union %d, want %d", sum, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -140,26 +141,24 @@ func (d *Dist) Median() int64 {
 
 // Union measures the union of intervals (busy time) in bounded memory.
 // Intervals may come in any order, though mostly in start order: those go
-// straight onto a sorted, merged list; the others wait in a small buffer
-// that is sorted and merged in when it fills. Intervals that end more than
+// straight onto a sorted, merged list; the others wait in ascending lanes
+// that are merged in when they hold looseMax. Intervals that end more than
 // Lag ns before the latest start seen, or the oldest when more than
 // maxUnion are held, are retired into a running total; the part of a later
 // interval that falls before the retired horizon is not counted.
 type Union struct {
 	Lag    int64
 	sorted [][2]int64 // by start, disjoint
-	// Out-of-order intervals wait in lanes, each ascending by start (the
-	// rows of one thread, or the launches that waited for device time),
-	// or when no lane takes one, in spill.
+	// Out-of-order intervals wait in lanes, each ascending by start and
+	// disjoint (the rows of one thread, or the launches that waited for
+	// device time), or when no lane takes one, in spill.
 	lanes   [][][2]int64
 	nl      int             // lanes in use
 	last    [maxLanes]int64 // each lane's last start
 	spill   [][2]int64
 	nloose  int
-	loose   [][2]int64 // all of them, as ascending runs starting at runs
-	runs    []int
+	bufs    [2][][2]int64 // for merging the lanes
 	scratch [][2]int64
-	buf     [][2]int64
 	retired int64
 	horizon int64 // everything before it is retired
 	latest  int64
@@ -184,7 +183,7 @@ func (u *Union) Add(start, end int64) {
 		if n > 0 && start <= u.sorted[n-1][1] {
 			u.sorted[n-1][1] = max(u.sorted[n-1][1], end)
 		} else {
-			u.sorted = append(u.sorted, [2]int64{start, end})
+			u.sorted = push(u.sorted, start, end)
 		}
 	default:
 		u.addLoose(start, end)
@@ -195,23 +194,19 @@ func (u *Union) Add(start, end int64) {
 }
 
 func byStart(a, b [2]int64) int {
-	switch {
-	case a[0] < b[0]:
-		return -1
-	case a[0] > b[0]:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a[0], b[0])
 }
 
 // maxLanes is how many ascending lanes hold out-of-order intervals.
 const maxLanes = 16
 
 func (u *Union) addLoose(start, end int64) {
-	best := -1
-	var bestStart int64
-	for i, last := range u.last[:u.nl] {
-		if last <= start && (best < 0 || last > bestStart) {
+	// The lane whose last start is the latest not after start; the lanes
+	// take turns too irregularly for branches to guess.
+	// Backwards, so that of lanes with the same last start the first wins.
+	best, bestStart := -1, int64(math.MinInt64)
+	for i := u.nl - 1; i >= 0; i-- {
+		if last := u.last[i]; b2i(last <= start)&b2i(last >= bestStart) != 0 {
 			best, bestStart = i, last
 		}
 	}
@@ -232,88 +227,164 @@ func (u *Union) addLoose(start, end int64) {
 		l[n-1][1] = max(l[n-1][1], end)
 		return
 	}
-	u.lanes[best] = append(l, [2]int64{start, end})
+	u.lanes[best] = push(l, start, end)
 	u.last[best] = start
 	u.nloose++
 }
 
-// sortLoose sorts loose by start. It arrives as a few ascending runs (the
-// rows of one thread, or of the launches that waited for device time), so
-// merging the runs pairwise costs far less than a sort.
-func (u *Union) sortLoose() {
-	u.loose, u.runs = u.loose[:0], u.runs[:0]
-	for i := range u.nl {
-		u.runs = append(u.runs, len(u.loose))
-		u.loose = append(u.loose, u.lanes[i]...)
-		u.lanes[i] = u.lanes[i][:0]
+// push appends [start, end) to l. Not append(l, [2]int64{start, end}): that
+// stores the pair in two halves and loads it back whole, which stalls.
+func push(l [][2]int64, start, end int64) [][2]int64 {
+	n := len(l)
+	if n == cap(l) {
+		l = grow(l, 1)
 	}
+	l = l[:n+1]
+	l[n][0], l[n][1] = start, end
+	return l
+}
+
+// grow makes room for n more in l, doubling its capacity when it must
+// grow: l can be long, and append grows a long slice by a quarter only.
+func grow(l [][2]int64, n int) [][2]int64 {
+	if len(l)+n <= cap(l) {
+		return l
+	}
+	c := max(min(2*cap(l), 2*maxUnion+2*looseMax), len(l)+n, 64)
+	return append(make([][2]int64, 0, c), l...)
+}
+
+// mergeUnion appends to out the union of a and b, each sorted by start and
+// disjoint, as intervals sorted by start and disjoint (touching ones
+// merged). It merges nothing into what out held before.
+func mergeUnion(out, a, b [][2]int64) [][2]int64 {
+	if len(a) == 0 {
+		return mergeRest(out, len(out), b)
+	}
+	if len(b) == 0 {
+		return mergeRest(out, len(out), a)
+	}
+	n0 := len(out)
+	// Branch-free: the choice between a and b, and whether an interval
+	// extends the last one out holds, are as good as random.
+	out = grow(out, len(a)+len(b)+1)[:n0+len(a)+len(b)+1]
+	i, j, n := 0, 0, n0
+	// Start with the earlier first interval.
+	if b[0][0] < a[0][0] {
+		out[n] = b[0]
+		j++
+	} else {
+		out[n] = a[0]
+		i++
+	}
+	n++
+	for i < len(a) && j < len(b) {
+		s, e := a[i][0], a[i][1]
+		bs, be := b[j][0], b[j][1]
+		tb := bs < s
+		if tb {
+			s, e = bs, be
+		}
+		i += 1 - b2i(tb)
+		j += b2i(tb)
+		le := out[n-1][1]
+		nw := s > le
+		out[n][0], out[n][1] = s, e
+		if !nw {
+			e = max(le, e)
+		} else {
+			e = le
+		}
+		out[n-1][1] = e
+		n += b2i(nw)
+	}
+	rest := a[i:]
+	if j < len(b) {
+		rest = b[j:]
+	}
+	return mergeRest(out[:n], n0, rest)
+}
+
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
+}
+
+// mergeRest appends disjoint, sorted rest to out, merging into out's last
+// interval (when it is past n0) those that overlap it.
+func mergeRest(out [][2]int64, n0 int, rest [][2]int64) [][2]int64 {
+	// Once one of rest starts past what out holds, so do all that follow.
+	for len(rest) > 0 {
+		n := len(out)
+		if n == n0 || rest[0][0] > out[n-1][1] {
+			break
+		}
+		out[n-1][1] = max(out[n-1][1], rest[0][1])
+		rest = rest[1:]
+	}
+	return append(out, rest...)
+}
+
+// mergeLoose merges the lanes and the spill into one sorted, disjoint list
+// and empties them. The lanes are few and long, so merging them pairwise
+// costs far less than a sort; intervals that overlap merge on the way.
+func (u *Union) mergeLoose() [][2]int64 {
+	runs := make([][][2]int64, 0, maxLanes+1)
+	runs = append(runs, u.lanes[:u.nl]...)
 	if len(u.spill) > 0 {
 		slices.SortFunc(u.spill, byStart)
-		u.runs = append(u.runs, len(u.loose))
-		u.loose = append(u.loose, u.spill...)
-		u.spill = u.spill[:0]
-	}
-	u.nl, u.nloose = 0, 0
-	src, dst := u.loose, u.buf[:0]
-	bounds := append(u.runs, len(src))
-	for len(bounds) > 2 {
-		dst = dst[:0]
-		nb := bounds[:0]
-		for i := 0; i+1 < len(bounds); i += 2 {
-			nb = append(nb, len(dst))
-			if i+2 >= len(bounds) {
-				dst = append(dst, src[bounds[i]:bounds[i+1]]...)
-				continue
+		// Make it disjoint, as the lanes are.
+		out := u.spill[:1]
+		for _, iv := range u.spill[1:] {
+			if n := len(out); iv[0] <= out[n-1][1] {
+				out[n-1][1] = max(out[n-1][1], iv[1])
+			} else {
+				out = append(out, iv)
 			}
-			a, b := src[bounds[i]:bounds[i+1]], src[bounds[i+1]:bounds[i+2]]
-			for len(a) > 0 && len(b) > 0 {
-				if b[0][0] < a[0][0] {
-					dst = append(dst, b[0])
-					b = b[1:]
-				} else {
-					dst = append(dst, a[0])
-					a = a[1:]
-				}
-			}
-			dst = append(dst, a...)
-			dst = append(dst, b...)
 		}
-		bounds = append(nb, len(dst))
-		src, dst = dst, src
+		runs = append(runs, out)
 	}
-	u.runs = bounds[:0]
-	u.loose, u.buf = src, dst[:0]
+	// Merge pairs of runs into one buffer, then pairs of those into the
+	// other, until one run is left.
+	b := 0
+	for len(runs) > 1 {
+		dst := u.bufs[b][:0]
+		for i := 0; i < len(runs); i += 2 {
+			n := len(dst)
+			if i+1 == len(runs) {
+				dst = append(dst, runs[i]...)
+			} else {
+				dst = mergeUnion(dst, runs[i], runs[i+1])
+			}
+			runs[i/2] = dst[n:len(dst):len(dst)]
+		}
+		runs = runs[:(len(runs)+1)/2]
+		u.bufs[b] = dst
+		b ^= 1
+	}
+	for i := range u.nl {
+		u.lanes[i] = u.lanes[i][:0]
+	}
+	u.spill = u.spill[:0]
+	u.nl, u.nloose = 0, 0
+	return runs[0]
 }
 
 func (u *Union) compact() {
 	if u.nloose > 0 {
-		u.sortLoose()
+		loose := u.mergeLoose()
 		// Only the tail of sorted from the first loose start on changes.
-		k, _ := slices.BinarySearchFunc(u.sorted, u.loose[0], byStart)
+		k, _ := slices.BinarySearchFunc(u.sorted, loose[0], byStart)
 		if k > 0 {
 			k-- // the interval before may overlap
 		}
 		tail := append(u.scratch[:0], u.sorted[k:]...)
-		out := u.sorted[:k]
-		add := func(iv [2]int64) {
-			if n := len(out); n > 0 && iv[0] <= out[n-1][1] {
-				out[n-1][1] = max(out[n-1][1], iv[1])
-				return
-			}
-			out = append(out, iv)
-		}
-		i, j := 0, 0
-		for i < len(tail) || j < len(u.loose) {
-			if j == len(u.loose) || i < len(tail) && tail[i][0] <= u.loose[j][0] {
-				add(tail[i])
-				i++
-			} else {
-				add(u.loose[j])
-				j++
-			}
-		}
-		u.scratch, u.sorted = tail[:0], out
-		u.loose, u.runs = u.loose[:0], u.runs[:0]
+		// What sorted holds before k ends before tail and loose start.
+		u.sorted = mergeUnion(u.sorted[:k], tail, loose)
+		u.scratch = tail[:0]
 	}
 	lag := u.Lag
 	if lag == 0 {
