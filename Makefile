@@ -118,7 +118,9 @@ include tests/bench/bench.mk
 #               and the OCCA adapter once they are built), cmake/OccaTools/,
 #               pkgconfig/occa-tools.pc
 #   include/    occa_tools.h
-#   share/      occa-tools/configs/*.toml, man/man1/occa-tools.1, doc/occa-tools/
+#   share/      occa-tools/configs/*.toml, occa-tools/examples/occa/ (OCCA
+#               programs to try occa-prof on), man/man1/occa-tools.1,
+#               doc/occa-tools/
 # The tree is relocatable: binaries find lib/ through $ORIGIN rpaths,
 # libocca_tools.so.1 finds libocca_tools_core.so beside itself (dladdr), the
 # pkg-config and CMake files compute the prefix from their own place.
@@ -127,8 +129,8 @@ include tests/bench/bench.mk
 # make test-install  the CI checks of both (tests/install/check.sh).
 PREFIX  ?= /usr/local
 DESTDIR ?=
-# OCCA_DIR: the OCCA installation the OCCA adapter will be built against
-# (passed by the Spack recipe's +occa variant; unused until the adapter exists).
+# OCCA_DIR: an OCCA installation, for `make test-occa` only: the OCCA adapter
+# builds without OCCA (it finds libocca's functions at run time).
 OCCA_DIR ?=
 INSTALL ?= install
 ABI_VERSION = $(shell sed -n 's/^\#define OCCA_TOOLS_ABI_VERSION \([0-9]*\)u*$$/\1/p' runtime/include/occa_tools.h)
@@ -178,7 +180,8 @@ install: all test-programs $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConf
 	$(PKG_BUILD)/OccaToolsConfigVersion.cmake $(PKG_BUILD)/occa-tools.1
 	$(INSTALL) -d $(INSTALL_ROOT)/bin $(INSTALL_ROOT)/lib/pkgconfig $(INSTALL_ROOT)/lib/cmake/OccaTools \
 	  $(INSTALL_ROOT)/include $(INSTALL_ROOT)/share/occa-tools/configs \
-	  $(INSTALL_ROOT)/share/man/man1 $(INSTALL_ROOT)/share/doc/occa-tools
+	  $(INSTALL_ROOT)/share/man/man1 $(INSTALL_ROOT)/share/doc/occa-tools \
+	  $(INSTALL_ROOT)/share/occa-tools/examples/occa
 	$(INSTALL) -m 755 $(wildcard $(BUILD)/bin/*) $(INSTALL_ROOT)/bin/
 	$(INSTALL) -m 755 $(WORKLOAD) $(INSTALL_ROOT)/bin/occa-tools-workload
 	@# Real files, then symbolic links as links (libocca_tools.so -> .so.1).
@@ -193,6 +196,7 @@ install: all test-programs $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConf
 	$(INSTALL) -m 644 configs/*.toml $(INSTALL_ROOT)/share/occa-tools/configs/
 	$(INSTALL) -m 644 $(PKG_BUILD)/occa-tools.1 $(INSTALL_ROOT)/share/man/man1/
 	$(INSTALL) -m 644 README.md formats/trace/FORMAT.md $(INSTALL_ROOT)/share/doc/occa-tools/
+	$(INSTALL) -m 644 tests/occa/programs/* $(INSTALL_ROOT)/share/occa-tools/examples/occa/
 
 uninstall:
 	cd $(INSTALL_ROOT) && rm -f bin/occa-tools bin/occa-prof bin/occa-tools-workload \

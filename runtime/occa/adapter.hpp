@@ -146,7 +146,10 @@ void log(occa_tools_log_level_t level, const char *fmt, ...) __attribute__((form
 // Hooks that call other hooked functions (malloc<void> -> malloc, memcpy ->
 // copyFrom, buildKernelFromString -> buildKernel, operator() -> run) must
 // report one event: only the outermost hook on a thread reports.
-extern thread_local int depth;
+// Initial-exec TLS: one load, no __tls_get_addr call per hook. The adapter
+// is preloaded, so its few bytes come from the static TLS block.
+#define OT_TLS __attribute__((tls_model("initial-exec"))) thread_local
+extern OT_TLS int depth;
 class Outermost {
  public:
   Outermost() : outer_(depth++ == 0) {}
@@ -224,6 +227,10 @@ uint64_t untimed_launches();  // launches that asked for device time and got non
 // ---- Launches (launch.cpp) --------------------------------------------------
 template <class Run>
 inline void launch(const occa::kernel *k, Run &&run) {
+  if (state.load(std::memory_order_relaxed) == INACTIVE) {  // the untraced fast path
+    run();
+    return;
+  }
   Outermost outer;
   if (OT_LIKELY(!outer.reports()) || !enabled(OCCA_TOOLS_EVENT_RUN_BEGIN)) {
     run();

@@ -151,31 +151,29 @@ void report_copy(occa_tools_copy_direction_t dir, const occa::memory *src, const
 }
 
 // An allocation: device::malloc and memoryPool::reserve. A malloc with a
-// source copies the data inside libocca, without a copy call: it is
-// reported as a host-to-device copy within the allocation.
+// source copies the data inside libocca, without a copy call. That copy is
+// reported right after the allocation, as a host-to-device copy into the
+// new memory (so its device and bytes are right); its time is inside the
+// allocation's.
 template <class Alloc>
 occa::memory allocate(DeviceInfo *device, uint64_t bytes, bool copies, const char *tag,
                       Alloc &&real_alloc) {
   occa_tools_call_t call = OCCA_TOOLS_CALL_INIT;
   api.memory_alloc_begin(&call, device ? &device->slot : nullptr, bytes, tag);
-  bool report_copy = copies && enabled(OCCA_TOOLS_EVENT_COPY_BEGIN);
-  occa_tools_call_t copy_call = OCCA_TOOLS_CALL_INIT;
-  if (report_copy)
-    api.copy_begin(&copy_call, OCCA_TOOLS_COPY_H2D, nullptr, nullptr, bytes, 0, nullptr);
+  occa_tools_data_t none = OCCA_TOOLS_DATA_NONE;
   try {
     occa::memory m = real_alloc();
-    if (report_copy)
-      api.copy_end(&copy_call, OCCA_TOOLS_OK);
     void *mode_memory = real.memory_mode_memory ? real.memory_mode_memory(&m) : nullptr;
     ObjectInfo *info = mode_memory ? add_memory(mode_memory) : nullptr;
-    occa_tools_data_t none = OCCA_TOOLS_DATA_NONE;
     void *address = mode_memory && real.memory_ptr ? real.memory_ptr(&m) : nullptr;
     api.memory_alloc_end(&call, info ? &info->slot : &none, address, OCCA_TOOLS_OK);
+    if (copies && info && enabled(OCCA_TOOLS_EVENT_COPY_BEGIN)) {
+      occa_tools_call_t copy = OCCA_TOOLS_CALL_INIT;
+      api.copy_begin(&copy, OCCA_TOOLS_COPY_H2D, nullptr, &info->slot, bytes, 0, nullptr);
+      api.copy_end(&copy, OCCA_TOOLS_OK);
+    }
     return m;
   } catch (...) {
-    if (report_copy)
-      api.copy_end(&copy_call, OCCA_TOOLS_FAILED);
-    occa_tools_data_t none = OCCA_TOOLS_DATA_NONE;
     api.memory_alloc_end(&call, &none, nullptr, OCCA_TOOLS_FAILED);
     throw;
   }

@@ -69,8 +69,8 @@ struct CacheEntry {
   KernelInfo *info;
   uint64_t epoch;
 };
-constexpr unsigned cache_size = 64;
-thread_local CacheEntry kernel_cache[cache_size];
+constexpr unsigned cache_size = 16;  // 384 bytes of static TLS
+OT_TLS CacheEntry kernel_cache[cache_size];
 
 bool synchronous_mode(const std::string &mode) {
   return mode == "Serial" || mode == "OpenMP";

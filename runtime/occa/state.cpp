@@ -14,7 +14,7 @@ namespace ot_occa {
 
 Api api;
 std::atomic<int> state{UNREADY};
-thread_local int depth = 0;
+OT_TLS int depth = 0;
 
 int resolve_real();
 
