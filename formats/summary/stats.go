@@ -266,18 +266,17 @@ func mergeUnion(out, a, b [][2]int64) [][2]int64 {
 	}
 	n0 := len(out)
 	// Branch-free: the choice between a and b, and whether an interval
-	// extends the last one out holds, are as good as random.
+	// extends the one being built (cs, ce), are as good as random. Each
+	// round stores (cs, ce) at out[n] and moves n on when it is done.
 	out = grow(out, len(a)+len(b)+1)[:n0+len(a)+len(b)+1]
 	i, j, n := 0, 0, n0
-	// Start with the earlier first interval.
-	if b[0][0] < a[0][0] {
-		out[n] = b[0]
+	cs, ce := a[0][0], a[0][1]
+	if b[0][0] < cs {
+		cs, ce = b[0][0], b[0][1]
 		j++
 	} else {
-		out[n] = a[0]
 		i++
 	}
-	n++
 	for i < len(a) && j < len(b) {
 		s, e := a[i][0], a[i][1]
 		bs, be := b[j][0], b[j][1]
@@ -287,17 +286,16 @@ func mergeUnion(out, a, b [][2]int64) [][2]int64 {
 		}
 		i += 1 - b2i(tb)
 		j += b2i(tb)
-		le := out[n-1][1]
-		nw := s > le
-		out[n][0], out[n][1] = s, e
-		if !nw {
-			e = max(le, e)
-		} else {
-			e = le
+		out[n][0], out[n][1] = cs, ce
+		nw := s > ce
+		ce = max(ce, e)
+		if nw {
+			cs, ce = s, e
 		}
-		out[n-1][1] = e
 		n += b2i(nw)
 	}
+	out[n][0], out[n][1] = cs, ce
+	n++
 	rest := a[i:]
 	if j < len(b) {
 		rest = b[j:]
