@@ -45,24 +45,27 @@ func (pr *Pairer) begin(e *trace.Event) error {
 
 // takeBegin finds and removes the begin of kind k with correlation id corr,
 // looking first at the ending thread's slot, then the map, then every slot.
-func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) (trace.Event, bool) {
+// It returns nil when there is none, else the begin where it was held,
+// valid until the next begin or takeBegin.
+func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) *trace.Event {
 	if int(thread) < len(pr.slots) {
 		if sl := &pr.slots[thread]; sl.used && sl.e.Args[0] == corr && sl.e.Kind == k {
 			sl.used = false
-			return sl.e, true
+			return &sl.e
 		}
 	}
 	if b, ok := pr.open[corr]; ok && b.Kind == k {
 		delete(pr.open, corr)
-		return b, true
+		pr.taken = b
+		return &pr.taken
 	}
 	for i := range pr.slots {
 		if sl := &pr.slots[i]; sl.used && sl.e.Args[0] == corr && sl.e.Kind == k {
 			sl.used = false
-			return sl.e, true
+			return &sl.e
 		}
 	}
-	return trace.Event{}, false
+	return nil
 }
 
 func (pr *Pairer) kernelName(id uint64) string {

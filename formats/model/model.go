@@ -139,6 +139,7 @@ type Pairer struct {
 	ring    []Row
 	head, n int
 	row     Row
+	taken   trace.Event // a begin takeBegin took from open
 }
 
 // NewPairer returns a Pairer for p that sends rows to sink.
@@ -160,14 +161,18 @@ func (pr *Pairer) Add(e *trace.Event) error {
 	case s.Pair != trace.KindInvalid && s.Begin:
 		return pr.begin(e)
 	case s.Pair != trace.KindInvalid:
-		b, ok := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
-		if !ok {
+		b := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
+		if b == nil {
 			return pr.half(e)
 		}
-		pr.fill(r, &b, e)
-		if r.Kind == trace.RunBegin {
+		if b.Kind == trace.RunBegin {
+			if pr.P.launchEnd == nil && pr.Window > 0 {
+				return pr.waitIn(b, e)
+			}
+			pr.fill(r, b, e)
 			return pr.wait(r)
 		}
+		pr.fill(r, b, e)
 		return pr.emit(r)
 	}
 	switch e.Kind {
@@ -284,8 +289,43 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 		r.Name = trace.TriggerActionName(a[1])
 	}
 	if e != nil {
-		r.Status, _ = e.Arg("status")
+		if i := statusArg[e.Kind]; i >= 0 {
+			r.Status = e.Args[i]
+		}
 	}
+}
+
+// statusArg is the index of each kind's "status" argument, -1 for none.
+var statusArg = func() (a [256]int8) {
+	for k := range a {
+		a[k] = -1
+		if s := trace.Kind(k).Spec(); s != nil {
+			a[k] = int8(s.ArgIndex("status"))
+		}
+	}
+	return a
+}()
+
+// waitIn is wait for the launch of begin b and end e, filled in its ring
+// slot instead of copied there, when there is a ring and no launch hook.
+func (pr *Pairer) waitIn(b, e *trace.Event) error {
+	if pr.ring == nil {
+		pr.ring = make([]Row, pr.Window)
+	}
+	if pr.n == len(pr.ring) {
+		if err := pr.pop(); err != nil { // frees the slot r goes to
+			return err
+		}
+	}
+	i := pr.head + pr.n
+	if i >= len(pr.ring) {
+		i -= len(pr.ring)
+	}
+	r := &pr.ring[i]
+	pr.fill(r, b, e)
+	pr.n++
+	pr.index(r.Corr, i)
+	return nil
 }
 
 // wait puts a finished launch in the ring until its device time comes.
