@@ -44,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <sys/stat.h>
@@ -54,35 +55,31 @@
 #include "occa.h"
 
 namespace {
-  // A list of the handles that refer to one mode object. While counting, the
-  // object is deleted when its last handle goes; after dontUseRefs() only an
-  // explicit free() deletes it.
+  // The handles that refer to one mode object. Deleting the object makes
+  // them all uninitialized. While counting, the object is also deleted when
+  // its last handle goes; after dontUseRefs() only an explicit free() deletes
+  // it. (Unlike OCCA, handles stay tracked after dontUseRefs(), so that none
+  // is left dangling when the object is freed.)
   template <class H>
   struct handleList {
     std::vector<H*> handles;
     bool counting = true;
 
     void add(H *h) {
-      if (counting) {
-        handles.push_back(h);
-      }
+      handles.push_back(h);
     }
 
     // True when h was the last handle of a counted object.
     bool remove(H *h) {
-      if (!counting) {
-        return false;
-      }
       typename std::vector<H*>::iterator it = std::find(handles.begin(), handles.end(), h);
       if (it != handles.end()) {
         handles.erase(it);
       }
-      return handles.empty();
+      return counting && handles.empty();
     }
 
     void stopCounting() {
       counting = false;
-      handles.clear();
     }
   };
 
@@ -874,7 +871,7 @@ namespace occa {
         return k;
       }
 
-      // Entries up to `end` ('}' or '\0' for an object without braces).
+      // Entries up to the closing brace.
       void objectBody(json &out, const char end) {
         out = json();
         out.type = json::object_;
@@ -949,31 +946,15 @@ namespace occa {
         }
       }
 
-      // A whole document: a value, or object entries without braces.
+      // A whole document: one value (as in OCCA, an object needs its braces:
+      // "mode: 'Serial'" alone is an error).
       json document() {
         json out;
         skipSpace();
         if (*c == '\0') {
           return out;
         }
-        const char *start = c;
-        bool bareObject = false;
-        if (*c != '{' && *c != '[') {
-          // "key: ..." is an object without its braces.
-          if (*c == '"' || *c == '\'') {
-            quoted();
-          } else {
-            word();
-          }
-          skipSpace();
-          bareObject = (*c == ':');
-          c = start;
-        }
-        if (bareObject) {
-          objectBody(out, '\0');
-        } else {
-          value(out);
-        }
+        value(out);
         skipSpace();
         if (*c != '\0') {
           error("trailing characters");
@@ -2438,6 +2419,13 @@ namespace occa {
     thread_local device dev;
     if (!dev.isInitialized()) {
       dev = occa::device({{"mode", "Serial"}});
+      // Never freed, as in OCCA. (Kept in a list that is never freed either,
+      // so that leak checkers report it as still reachable, not lost.)
+      dev.dontUseRefs();
+      static std::mutex lock;
+      static std::vector<modeDevice_t*> *kept = new std::vector<modeDevice_t*>();
+      std::lock_guard<std::mutex> guard(lock);
+      kept->push_back(dev.getModeDevice());
     }
     return dev;
   }

@@ -83,8 +83,8 @@ namespace occa {
 
   // ---[ json ]----------------------------------------------------------------
   // A small JSON value: null, boolean, number, string, array or object.
-  // The parser also takes OCCA's relaxed form: unquoted keys, 'single quoted'
-  // strings, and an object without its braces ("mode: 'Serial'").
+  // The parser also takes OCCA's relaxed form: unquoted keys and 'single
+  // quoted' strings ("{mode: 'Serial'}").
   class json {
    public:
     enum type_t {
@@ -792,7 +792,8 @@ namespace occa {
   };
 
   // ---[ Free functions on the thread's current device ]----------------------
-  // getDevice() creates a Serial device on first use, as OCCA does.
+  // getDevice() starts as host(), a Serial device created on first use and
+  // never freed, as in OCCA.
   device host();
   device& getDevice();
   void setDevice(device d);
