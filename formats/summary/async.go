@@ -11,7 +11,11 @@ import (
 
 const (
 	batchRows = 4096
-	batches   = 4 // in flight, at most
+	// batches in flight, at most: enough that the reading side goes on
+	// while the summing side merges a busy union's late intervals (a few
+	// ms), and the other way round; with 4 each side waited for the other
+	// a tenth of the time.
+	batches = 32
 )
 
 type batch struct {
@@ -50,6 +54,7 @@ func compact(r *model.Row) bool { return r.Kind == trace.RunBegin || r.Kind == t
 
 type pipe struct {
 	cur  *batch
+	made int // batches made: only as many as the reading side gets ahead
 	work chan *batch
 	free chan *batch
 	done chan struct{}
@@ -97,12 +102,18 @@ func (c *Collector) take(p *model.Process) {
 	q := &c.pipe
 	if q.work == nil {
 		q.work, q.free, q.done = make(chan *batch, batches), make(chan *batch, batches), make(chan struct{})
-		for range batches {
-			q.free <- &batch{rows: make([]ent, 0, batchRows)}
-		}
 		go c.worker(q.work, q.free, q.done)
 	}
-	q.cur = <-q.free
+	select {
+	case q.cur = <-q.free:
+	default:
+		if q.made < batches {
+			q.made++
+			q.cur = &batch{rows: make([]ent, 0, batchRows)}
+		} else {
+			q.cur = <-q.free
+		}
+	}
 	q.cur.p, q.cur.rows, q.cur.full = p, q.cur.rows[:0], q.cur.full[:0]
 }
 
