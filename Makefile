@@ -106,6 +106,11 @@ $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
 	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
+# The stand-in libocca and the OCCA-like programs that test the OCCA
+# adapter without OCCA (tests/occa-standin, tests/adapter): `make standin`.
+include tests/occa-standin/standin.mk
+test-programs: standin
+
 # Benchmarks and sanitizer builds live in their own fragment.
 include tests/bench/bench.mk
 

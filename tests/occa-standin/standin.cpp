@@ -280,7 +280,7 @@ namespace occa {
     std::vector<kernelArgData> arguments;
 
     modeKernel_t(modeDevice_t *modeDevice_);
-    ~modeKernel_t();
+    virtual ~modeKernel_t();
 
     void setArguments(const kernelArg *args, const int count);
     void launch() const;
@@ -309,7 +309,7 @@ namespace occa {
     json properties;
 
     modeStream_t(modeDevice_t *modeDevice_, const json &properties_);
-    ~modeStream_t();
+    virtual ~modeStream_t();
   };
 
   class modeStreamTag_t {
@@ -344,6 +344,23 @@ namespace {
   // Runs occa::modeMemory_t::~modeMemory_t() (the D2 destructor) through the
   // PLT, as OCCA's backends do.
   hostMemory::~hostMemory() {}
+
+  // Kernels and streams are backend classes too, so deleting one runs the
+  // base class's D2 destructor through the PLT, as in OCCA.
+  class hostKernel : public occa::modeKernel_t {
+   public:
+    explicit hostKernel(occa::modeDevice_t *modeDevice_) : occa::modeKernel_t(modeDevice_) {}
+    ~hostKernel();
+  };
+  hostKernel::~hostKernel() {}
+
+  class hostStream : public occa::modeStream_t {
+   public:
+    hostStream(occa::modeDevice_t *modeDevice_, const occa::json &properties_) :
+      occa::modeStream_t(modeDevice_, properties_) {}
+    ~hostStream();
+  };
+  hostStream::~hostStream() {}
 
   void hostMemory::write(const void *src, const occa::udim_t bytes, const occa::udim_t offset_) {
     if (bytes) {
@@ -1434,7 +1451,7 @@ namespace occa {
 
   stream device::createStream(const occa::json &props) {
     assertInitialized();
-    return stream(new modeStream_t(modeDevice, props));
+    return stream(new hostStream(modeDevice, props));
   }
 
   stream device::getStream() {
@@ -1485,7 +1502,7 @@ namespace occa {
       writeFileAtomically(binary, "occa-standin binary\nsource: " + filename
                           + "\nproperties: " + props.dump(0) + "\n");
     }
-    modeKernel_t *k = new modeKernel_t(modeDevice);
+    modeKernel_t *k = new hostKernel(modeDevice);
     k->name = kernelName;
     k->sourceFilename = filename;
     k->binaryFilename = binary;
