@@ -33,7 +33,9 @@
  *     leaving the call untouched: initialise every occa_tools_call_t with
  *     OCCA_TOOLS_CALL_INIT, so its correlation_id reads 0 then.
  *   - A ..._end call must run on the thread that made the matching ..._begin
- *     call, with the same occa_tools_call_t.
+ *     call, with the same occa_tools_call_t. When the begin left both fields
+ *     of the call 0 (nothing recorded, nothing to close), the end is a no-op
+ *     and may be skipped.
  *   - A slot must stay at the same address for the object's lifetime and must
  *     not be written by the source after initialisation.
  *   - Strings are copied by the tool during the call; they may be freed after.

@@ -30,6 +30,10 @@ namespace ot_occa {
 // One member per function the adapter hooks or calls, typed as a plain
 // function whose first parameter is `this` (the Itanium C++ ABI passes it
 // so); null when libocca lacks the symbol.
+// Throws (as an OCCA error would) when a hooked function's original is
+// missing, which only a mismatched libocca can cause.
+[[noreturn]] void missing(const char *what);
+
 struct Real {
   // Hooked.
   void (*device_setup_string)(occa::device *, const std::string &);
@@ -88,11 +92,14 @@ struct Real {
 extern Real real;
 
 // libocca's kernel::operator() with n arguments.
-void *real_kernel_op(int n);
+extern void *kernel_op[];
+inline void *real_kernel_op(int n) {
+  void *fn = kernel_op[n];  // n is a constant of the generated hook
+  if (OT_UNLIKELY(!fn))
+    missing("kernel::operator()");
+  return fn;
+}
 
-// Throws (as an OCCA error would) when a hooked function's original is
-// missing, which only a mismatched libocca can cause.
-[[noreturn]] void missing(const char *what);
 
 // The original of a hooked function, or an exception.
 #define OT_REAL(name) (OT_LIKELY(::ot_occa::real.name) ? ::ot_occa::real.name : (::ot_occa::missing(#name), ::ot_occa::real.name))
@@ -148,7 +155,9 @@ void log(occa_tools_log_level_t level, const char *fmt, ...) __attribute__((form
 // report one event: only the outermost hook on a thread reports.
 // Initial-exec TLS: one load, no __tls_get_addr call per hook. The adapter
 // is preloaded, so its few bytes come from the static TLS block.
-#define OT_TLS __attribute__((tls_model("initial-exec"))) thread_local
+// (__thread, not thread_local: no dynamic initialiser, so no TLS wrapper
+// call either.)
+#define OT_TLS __attribute__((tls_model("initial-exec"))) __thread
 extern OT_TLS int depth;
 class Outermost {
  public:
@@ -189,7 +198,35 @@ DeviceInfo *device_info_of_mode(const void *mode_device);  // null if unknown
 DeviceInfo *add_device(const void *mode_device, const std::string &mode);
 void drop_device(const void *mode_device);
 
-KernelInfo *kernel_info(const occa::kernel *k);  // adds one if new
+// Launches look their kernel up in a small per-thread cache first; every
+// kernel record dropped bumps the epoch, which empties all caches.
+struct KernelCacheEntry {
+  const void *key;
+  KernelInfo *info;
+  uint64_t epoch;
+};
+constexpr unsigned kernel_cache_size = 16;  // 384 bytes of static TLS
+extern OT_TLS KernelCacheEntry kernel_cache[kernel_cache_size];
+extern std::atomic<uint64_t> kernel_epoch;
+KernelInfo *kernel_info_slow(const void *mode_kernel, const occa::kernel *k, KernelCacheEntry &e,
+                             uint64_t epoch);
+
+// Whether a kernel handle's mode pointer may be read from its layout rather
+// than through kernel::getModeKernel(): checked on each kernel's first
+// launch, and off for good at the first disagreement.
+extern std::atomic<bool> kernel_layout_ok;
+
+inline KernelInfo *kernel_info(const occa::kernel *k) {  // adds one if new
+  const void *key = OT_LIKELY(kernel_layout_ok.load(std::memory_order_relaxed))
+                        ? k->mode_in_layout()
+                    : real.kernel_mode_kernel ? real.kernel_mode_kernel(k)
+                                              : nullptr;
+  uint64_t epoch = kernel_epoch.load(std::memory_order_acquire);
+  KernelCacheEntry &e = kernel_cache[(reinterpret_cast<uintptr_t>(key) >> 4) % kernel_cache_size];
+  if (OT_LIKELY(key && e.key == key && e.epoch == epoch))
+    return e.info;
+  return kernel_info_slow(key, k, e, epoch);
+}
 KernelInfo *add_kernel(const void *mode_kernel, DeviceInfo *device, const std::string &name);
 void drop_kernel(const void *mode_kernel);
 
@@ -245,6 +282,10 @@ inline void launch(const occa::kernel *k, Run &&run) {
       stream = &s->slot;
   }
   api.run_begin(&call, &info->slot, info->name.c_str(), device, stream);
+  if (call.correlation_id == 0 && call.tool_data == 0) {
+    run();  // not recorded (filtered out, paused): the end would be a no-op
+    return;
+  }
   try {
     if (call.correlation_id && enabled(OCCA_TOOLS_EVENT_DEVICE_TIME)) {
       LaunchTiming timing(k, call.correlation_id);

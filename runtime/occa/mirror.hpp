@@ -64,6 +64,8 @@ enum { DEVICE, KERNEL, MEMORY, STREAM, STREAM_TAG, HANDLE_CLASSES };
   cls(const cls &o) { ot_mirror::copy_handle(ot_mirror::id, this, &o); }        \
   ~cls() { ot_mirror::destroy_handle(ot_mirror::id, this); }                     \
   cls &operator=(const cls &) = delete;                                          \
+  /* The mode object, read from the handle's layout (see kernel_info). */        \
+  void *mode_in_layout() const { return mode_; }                                 \
                                                                                  \
  private:                                                                        \
   void *mode_;

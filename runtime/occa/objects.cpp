@@ -9,6 +9,10 @@
 #include "adapter.hpp"
 
 namespace ot_occa {
+
+std::atomic<uint64_t> kernel_epoch{1};
+OT_TLS KernelCacheEntry kernel_cache[kernel_cache_size];
+
 namespace {
 
 // A map split into shards by key, so threads launching or copying at once
@@ -61,17 +65,6 @@ Table<KernelInfo> &kernels = *new Table<KernelInfo>;
 Table<ObjectInfo> &memories = *new Table<ObjectInfo>;
 Table<ObjectInfo> &streams = *new Table<ObjectInfo>;
 
-// Launches look their kernel up in a small per-thread cache first. Every
-// kernel record dropped bumps the epoch, which empties all caches.
-std::atomic<uint64_t> kernel_epoch{1};
-struct CacheEntry {
-  const void *key;
-  KernelInfo *info;
-  uint64_t epoch;
-};
-constexpr unsigned cache_size = 16;  // 384 bytes of static TLS
-OT_TLS CacheEntry kernel_cache[cache_size];
-
 bool synchronous_mode(const std::string &mode) {
   return mode == "Serial" || mode == "OpenMP";
 }
@@ -107,15 +100,21 @@ KernelInfo *add_kernel(const void *mode_kernel, DeviceInfo *device, const std::s
   return kernels.add(mode_kernel, info);
 }
 
-KernelInfo *kernel_info(const occa::kernel *k) {
+std::atomic<bool> kernel_layout_ok{true};
+
+KernelInfo *kernel_info_slow(const void *key, const occa::kernel *k, KernelCacheEntry &e,
+                             uint64_t epoch) {
   static KernelInfo unknown;  // a kernel libocca cannot name
-  const void *key = real.kernel_mode_kernel ? real.kernel_mode_kernel(k) : nullptr;
+  const void *checked = real.kernel_mode_kernel ? real.kernel_mode_kernel(k) : nullptr;
+  if (key != checked) {
+    // A libocca whose handles are laid out otherwise: ask it every time.
+    if (kernel_layout_ok.exchange(false))
+      log(OCCA_TOOLS_LOG_DEBUG, "OCCA adapter: kernel handles differ from OCCA 2.x's layout; "
+                                "using kernel::getModeKernel()");
+    key = checked;
+  }
   if (!key)
     return &unknown;
-  uint64_t epoch = kernel_epoch.load(std::memory_order_acquire);
-  CacheEntry &e = kernel_cache[(reinterpret_cast<uintptr_t>(key) >> 4) % cache_size];
-  if (OT_LIKELY(e.key == key && e.epoch == epoch))
-    return e.info;
   KernelInfo *info = kernels.find(key);
   if (!info) {
     // Built before the adapter saw it, or by a path it does not hook.
@@ -128,7 +127,7 @@ KernelInfo *kernel_info(const occa::kernel *k) {
     }
     info = add_kernel(key, device, name);
   }
-  e = CacheEntry{key, info, epoch};
+  e = KernelCacheEntry{key, info, epoch};
   return info;
 }
 

@@ -87,7 +87,6 @@ const char *const kernel_op_names[] = {
 #include "kernel_ops_names.inc"
 };
 constexpr int kernel_ops = sizeof kernel_op_names / sizeof kernel_op_names[0];
-void *kernel_op[kernel_ops];
 
 // dlsym(RTLD_NEXT) finds libocca's definition when libocca is linked or
 // loaded globally; a libocca dlopened with RTLD_LOCAL is asked directly.
@@ -99,6 +98,8 @@ void *find(void *local, const char *symbol) {
 }
 
 }  // namespace
+
+void *kernel_op[kernel_ops];
 
 int resolve_real() {
   void *local = dlopen("libocca.so", RTLD_LAZY | RTLD_NOLOAD);
@@ -116,12 +117,6 @@ int resolve_real() {
   if (local)
     dlclose(local);
   return missing_count;
-}
-
-void *real_kernel_op(int n) {
-  if (OT_UNLIKELY(n < 0 || n >= kernel_ops || !kernel_op[n]))
-    missing("kernel::operator()");
-  return kernel_op[n];
 }
 
 void missing(const char *what) {

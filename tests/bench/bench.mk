@@ -77,3 +77,33 @@ $(BENCH_DIR)/repro_writer: tests/bench/repro_writer.c tests/bench/fake_core.h $(
 
 bench-repro: $(BENCH_DIR)/repro_writer
 	env -u OCCA_TOOLS_CONFIG $(BENCH_DIR)/repro_writer
+
+# ---- The OCCA adapter's cost per kernel launch -----------------------------
+#   make bench-launch   an empty kernel launched in a loop, without occa-tools,
+#                       with the adapter idle, traced and filtered out, against
+#                       the stand-in libocca; with OCCA_DIR=/path/to/occa also
+#                       against that OCCA in Serial mode (tests/bench/README.md)
+.PHONY: bench-launch
+LAUNCHCOST_STANDIN = $(BENCH_DIR)/launchcost-standin
+LAUNCHCOST_OCCA    = $(BENCH_DIR)/launchcost-occa
+
+$(LAUNCHCOST_STANDIN): tests/bench/launchcost.cpp $(STANDIN_LIB)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -I$(STANDIN_SRC)/include -o $@ $< \
+	  -L$(STANDIN_DIR)/lib -locca -Wl,-rpath,$(abspath $(STANDIN_DIR)/lib)
+
+$(BENCH_DIR)/launchbench: $(GO_SRC)
+	@mkdir -p $(@D)
+	$(GO) build -o $@ ./tests/bench/cmd/launchbench
+
+bench-launch: runtime commands $(LAUNCHCOST_STANDIN) $(BENCH_DIR)/launchbench
+	$(BENCH_DIR)/launchbench -program $(LAUNCHCOST_STANDIN) -build $(BUILD) -label "stand-in libocca" $(LAUNCH_FLAGS)
+	@if [ -n "$(OCCA_DIR)" ]; then \
+	  echo "$(CXX) ... -o $(LAUNCHCOST_OCCA) tests/bench/launchcost.cpp -locca ($(OCCA_DIR))"; \
+	  $(CXX) -std=c++17 -O2 -I$(OCCA_DIR)/include -o $(LAUNCHCOST_OCCA) tests/bench/launchcost.cpp \
+	    -L$(OCCA_DIR)/lib -locca -Wl,-rpath,$(abspath $(OCCA_DIR))/lib && \
+	  cache=$$(mktemp -d) && \
+	  OCCA_DIR=$(abspath $(OCCA_DIR)) OCCA_CACHE_DIR=$$cache $(BENCH_DIR)/launchbench \
+	    -program $(LAUNCHCOST_OCCA) -build $(BUILD) -label "OCCA at $(OCCA_DIR)" -relative $(LAUNCH_FLAGS); \
+	  status=$$?; rm -rf $$cache; exit $$status; \
+	else echo "bench-launch: set OCCA_DIR=/path/to/occa to measure against a real OCCA too"; fi

@@ -31,8 +31,9 @@ minor=$(sed -n 's/^\tFormatMinor = \([0-9]*\)$/\1/p' formats/trace/limits.go)
 
 step "make install DESTDIR=$tmp/stage PREFIX=/opt/occa-tools"
 make -s install DESTDIR="$tmp/stage" PREFIX=/opt/occa-tools >/dev/null
-for f in bin/occa-tools bin/occa-tools-workload lib/libocca_tools.so.1 lib/libocca_tools.so \
-  lib/libocca_tools_core.so include/occa_tools.h lib/pkgconfig/occa-tools.pc \
+for f in bin/occa-tools bin/occa-tools-workload bin/occa-prof lib/libocca_tools.so.1 lib/libocca_tools.so \
+  lib/libocca_tools_core.so lib/libocca_tools_occa.so lib/libocca_tools_preload.so \
+  share/occa-tools/examples/occa/vectors.cpp include/occa_tools.h lib/pkgconfig/occa-tools.pc \
   lib/cmake/OccaTools/OccaToolsConfig.cmake lib/cmake/OccaTools/OccaToolsConfigVersion.cmake \
   share/occa-tools/configs/default.toml share/man/man1/occa-tools.1; do
   [ -e "$tmp/stage/opt/occa-tools/$f" ] || fail "DESTDIR install lacks $f"
@@ -105,6 +106,20 @@ if grep -q '^	summary ' "$tmp/help.txt"; then
   sed -n '1,12p' "$tmp/summary.txt"
   grep -q axpy "$tmp/summary.txt" || fail "summary does not name the workload's kernel axpy"
 fi
+
+step "the installed occa-prof on an OCCA program (the stand-in libocca of the build tree)"
+# The program and its libocca are test inputs; occa-prof, the adapter, the
+# shim and the runtime all come from the moved prefix.
+driver=$(pwd)/${BUILD:-build}/standin/occa-standin-driver
+[ -x "$driver" ] || fail "$driver is missing: run make standin first"
+run env OCCA_CACHE_DIR="$tmp/occa-cache" LD_DEBUG=libs LD_DEBUG_OUTPUT="$tmp/lddebug-prof" \
+  occa-prof --output "$tmp/prof" "$driver" -n 5 > "$tmp/prof.txt" 2>&1 || { cat "$tmp/prof.txt"; fail "occa-prof failed"; }
+grep -q "^ok$" "$tmp/prof.txt" || fail "the driver under occa-prof did not print ok"
+grep -q "addVectors  *7 " "$tmp/prof.txt" || { cat "$tmp/prof.txt"; fail "occa-prof's table lacks addVectors with 7 launches"; }
+cat "$tmp"/lddebug-prof.* | sed -n 's/.*calling init: \(.*libocca_tools[^ ]*\)$/\1/p' | sort -u > "$tmp/prof-inits"
+[ "$(grep -c . "$tmp/prof-inits")" = 4 ] || { cat "$tmp/prof-inits"; fail "expected the adapter, shim, runtime and core initialised"; }
+grep -v "^$p/lib/" "$tmp/prof-inits" && fail "an occa-tools library was loaded from outside the prefix"
+echo "ok: occa-prof traced the driver with the installed adapter: $(ls "$tmp"/prof/*.occatrace | wc -l) trace"
 
 step "a C program built with pkg-config against the installed tree"
 export PKG_CONFIG_PATH="$p/lib/pkgconfig"

@@ -84,9 +84,9 @@ func TestRecipeVersionsMatchTags(t *testing.T) {
 	}
 }
 
-// The recipe's url names the tarball make dist writes, its variant passes
-// the Makefile variable the adapter build reads, and it declares what the
-// issue asks of a GoPackage with cgo.
+// The recipe's url names the tarball make dist writes, its +occa variant
+// tests capture of a real OCCA program (the adapter itself builds without
+// OCCA), and it declares what the issue asks of a GoPackage with cgo.
 func TestRecipeMatchesMakefile(t *testing.T) {
 	recipe, makefile := read(t, recipePath), read(t, "../../Makefile")
 	for _, want := range []string{
@@ -95,7 +95,8 @@ func TestRecipeMatchesMakefile(t *testing.T) {
 		`depends_on("c", type="build")`,
 		`variant(` + "\n" + `        "occa",`,
 		`depends_on("occa", when="+occa")`,
-		`OCCA_DIR=`,
+		`def test_occa_capture(self)`,
+		`libocca_tools_occa.so`,
 		`def libs(self)`,
 		`def headers(self)`,
 		`def test_version(self)`,
@@ -105,7 +106,7 @@ func TestRecipeMatchesMakefile(t *testing.T) {
 			t.Errorf("recipe lacks %q", want)
 		}
 	}
-	for _, want := range []string{"\nOCCA_DIR ?=", "bin/occa-tools-workload", "DIST_NAME    = occa-tools-$(patsubst v%,%,$(DIST_VERSION))"} {
+	for _, want := range []string{"share/occa-tools/examples/occa", "bin/occa-tools-workload", "DIST_NAME    = occa-tools-$(patsubst v%,%,$(DIST_VERSION))"} {
 		if !strings.Contains(makefile, want) {
 			t.Errorf("Makefile lacks %q, which the recipe relies on", want)
 		}

@@ -51,6 +51,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "launchbench: -program is required")
 		os.Exit(2)
 	}
+	if p, err := filepath.Abs(*program); err == nil {
+		*program = p // the runs happen in a temporary directory
+	}
 	lib, _ := filepath.Abs(filepath.Join(*buildDir, "lib"))
 	adapter := filepath.Join(lib, "libocca_tools_occa.so")
 	preload := adapter + ":" + filepath.Join(lib, "libocca_tools_preload.so")
