@@ -123,7 +123,7 @@ func TestCorrupt(t *testing.T) {
 		{"major 2", mod(func(b []byte) []byte { b[8], b[10] = 2, 3; return b }), 0,
 			"broken trace header at offset 8: trace format version 2.3 is not supported: this occa-tools reads format 1.x only; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
 		{"major 0", mod(func(b []byte) []byte { b[8] = 0; return b }), 0,
-			"broken trace header at offset 8: trace format version 0.0 is not supported: this occa-tools reads format 1.x only; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
+			"broken trace header at offset 8: trace format version 0.1 is not supported: this occa-tools reads format 1.x only; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
 		{"header crc", mod(func(b []byte) []byte { b[30] ^= 0x10; return b }), 0,
 			"broken trace header at offset 20: header checksum mismatch (stored ", trace.ErrChecksum},
 		{"header over limit", mod(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], 16<<20+1); return b }), 0,
@@ -163,8 +163,8 @@ func TestCorrupt(t *testing.T) {
 			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): decompressing the chunk: ", nil},
 		{"raw length short", cat(hdr, rawChunk(2, chunk(2, []byte{0, 0, 0})[17:], 5)), 0,
 			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): the chunk decompresses to 3 bytes, its header says 5; the events before it are readable", nil},
-		{"garbage kind", cat(hdr, events(1, 1000, 3, marker, 0, 0, marker, 5, 0, 40, 1, 0)), 2,
-			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): event 2: unknown event kind 40 (the file's kind table has no such timed kind); the events before it are readable", nil},
+		{"garbage kind", cat(hdr, events(1, 1000, 3, marker, 0, 0, marker, 5, 0, 60, 1, 0)), 2,
+			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): event 2: unknown event kind 60 (the file's kind table has no such timed kind); the events before it are readable", nil},
 		{"flag on fork", cat(hdr, events(1, 1000, 1, byte(trace.Fork)|0x40, 0)), 0,
 			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): event 0 (fork): flags 0x40 do not apply to this kind; the events before it are readable", nil},
 		{"varint overflow", cat(hdr, events(1, 1000, 2, marker, 0, 0, marker, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f)), 1,
@@ -294,14 +294,14 @@ func TestSalvage(t *testing.T) {
 	}
 	// A content error drops the rest of its chunk only.
 	hdr := headerOnly(t)
-	body := []byte{1, 10, 2, byte(trace.Marker), 0, 0, 40, 0}
+	body := []byte{1, 10, 2, byte(trace.Marker), 0, 0, 60, 0}
 	n, r, err = readAll(cat(hdr, chunk(2, body), good[offs[2]:]), trace.WithSalvage(true))
 	if err != nil || n != 35 || len(r.Problems()) != 1 || !r.Complete() {
 		t.Errorf("content error: %d events, err %v, problems %v", n, err, r.Problems())
 	}
 	// Events returned from a broken chunk still count for the thread's order.
 	m := byte(trace.Marker)
-	broken := chunk(2, []byte{1, 10, 3, m, 0, 0, m, 100, 0, 40, 0})
+	broken := chunk(2, []byte{1, 10, 3, m, 0, 0, m, 100, 0, 60, 0})
 	n, r, err = readAll(cat(hdr, broken, chunk(2, []byte{1, 50, 1, m, 0, 0}), finalStats), trace.WithSalvage(true))
 	if err != nil || n != 2 || len(r.Problems()) != 2 || !strings.Contains(r.Problems()[1].Error(), "time going backwards") {
 		t.Errorf("order after a content error: %d events, err %v, problems %v", n, err, r.Problems())

@@ -35,6 +35,25 @@ const (
 	Dropped
 	Trigger
 	Fork
+	// OpenMP (OMPT) events, format 1.1. Every begin/end pair has the id of
+	// the region or task it delimits as its first argument (unique in the
+	// process, from the correlation id space), so it pairs like a call.
+	OmpThreadBegin
+	OmpThreadEnd
+	OmpParallelBegin
+	OmpParallelEnd
+	OmpImplicitTaskBegin
+	OmpImplicitTaskEnd
+	OmpWorkBegin
+	OmpWorkEnd
+	OmpSyncBegin
+	OmpSyncEnd
+	OmpSyncWaitBegin
+	OmpSyncWaitEnd
+	OmpTaskCreate
+	OmpTaskSchedule
+	OmpTaskDependence
+	OmpTaskDepend
 	numEventKinds // sentinel: first unused timed kind
 )
 
@@ -113,10 +132,11 @@ const (
 	DomainSync
 	DomainUser
 	DomainTool
+	DomainOpenMP
 	numDomains
 )
 
-var domainNames = [numDomains]string{"device", "memory", "copy", "build", "kernel", "stream", "sync", "user", "tool"}
+var domainNames = [numDomains]string{"device", "memory", "copy", "build", "kernel", "stream", "sync", "user", "tool", "openmp"}
 
 func (d Domain) String() string {
 	if d < numDomains {
@@ -283,6 +303,42 @@ var specs = [numDefKinds]Spec{
 	Trigger: {Name: "trigger", Domain: DomainTool,
 		Args: []Arg{{"window", ArgUint}, {"action", ArgUint}, {"cause", ArgUint}}},
 	Fork: {Name: "fork", Domain: DomainTool},
+
+	// OpenMP. "launch" is the correlation id of the OCCA kernel launch the
+	// event happened in (0 outside launches); ids of tasks and parallel
+	// regions are the first arguments of their begins (and of task create).
+	OmpThreadBegin: {Name: "omp_thread_begin", Domain: DomainOpenMP, Pair: OmpThreadEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"thread_type", ArgUint}}},
+	OmpThreadEnd: {Name: "omp_thread_end", Domain: DomainOpenMP, Pair: OmpThreadBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	OmpParallelBegin: {Name: "omp_parallel_begin", Domain: DomainOpenMP, Pair: OmpParallelEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"parent_task", ArgUint}, {"requested_team", ArgUint}, {"flags", ArgUint}, {"launch", ArgUint}}},
+	OmpParallelEnd: {Name: "omp_parallel_end", Domain: DomainOpenMP, Pair: OmpParallelBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	OmpImplicitTaskBegin: {Name: "omp_implicit_task_begin", Domain: DomainOpenMP, Pair: OmpImplicitTaskEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"parallel", ArgUint}, {"thread_num", ArgUint}, {"team_size", ArgUint}, {"launch", ArgUint}}},
+	OmpImplicitTaskEnd: {Name: "omp_implicit_task_end", Domain: DomainOpenMP, Pair: OmpImplicitTaskBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	OmpWorkBegin: {Name: "omp_work_begin", Domain: DomainOpenMP, Pair: OmpWorkEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"work_type", ArgUint}, {"parallel", ArgUint}, {"task", ArgUint}, {"count", ArgUint}}},
+	OmpWorkEnd: {Name: "omp_work_end", Domain: DomainOpenMP, Pair: OmpWorkBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	OmpSyncBegin: {Name: "omp_sync_begin", Domain: DomainOpenMP, Pair: OmpSyncEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"sync_kind", ArgUint}, {"parallel", ArgUint}, {"task", ArgUint}}},
+	OmpSyncEnd: {Name: "omp_sync_end", Domain: DomainOpenMP, Pair: OmpSyncBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	OmpSyncWaitBegin: {Name: "omp_sync_wait_begin", Domain: DomainOpenMP, Pair: OmpSyncWaitEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"sync_kind", ArgUint}, {"parallel", ArgUint}, {"task", ArgUint}}},
+	OmpSyncWaitEnd: {Name: "omp_sync_wait_end", Domain: DomainOpenMP, Pair: OmpSyncWaitBegin,
+		Args: []Arg{{"corr", ArgCorr}}},
+	OmpTaskCreate: {Name: "omp_task_create", Domain: DomainOpenMP,
+		Args: []Arg{{"task", ArgUint}, {"parent_task", ArgUint}, {"flags", ArgUint}, {"has_dependences", ArgUint}, {"launch", ArgUint}}},
+	OmpTaskSchedule: {Name: "omp_task_schedule", Domain: DomainOpenMP,
+		Args: []Arg{{"prior_task", ArgUint}, {"prior_status", ArgUint}, {"next_task", ArgUint}}},
+	OmpTaskDependence: {Name: "omp_task_dependence", Domain: DomainOpenMP,
+		Args: []Arg{{"src_task", ArgUint}, {"sink_task", ArgUint}}},
+	OmpTaskDepend: {Name: "omp_task_depend", Domain: DomainOpenMP,
+		Args: []Arg{{"task", ArgUint}, {"address", ArgUint}, {"dependence_type", ArgUint}}},
 
 	DefString: {Name: "def_string",
 		Args: []Arg{{"id", ArgUint}}}, // the text follows the arguments, see FORMAT.md

@@ -15,14 +15,14 @@ import (
 
 // Kinds of the synthetic newer writer.
 const (
-	kindOMP    = trace.Kind(40) // a timed kind this reader does not know
+	kindOMP    = trace.Kind(60) // a timed kind this reader does not know
 	kindOMPDef = trace.Kind(80) // a definition kind with a text
-	kindWide   = trace.Kind(41) // a timed kind with more than MaxArgs arguments
+	kindWide   = trace.Kind(61) // a timed kind with more than MaxArgs arguments
 	kindWideDf = trace.Kind(90) // a definition kind with more than MaxArgs arguments and a text
 )
 
 // newerTable is the kind table of a newer writer: run_begin has an argument
-// more, and kinds 40 and 80 are new.
+// more, and kinds 60 and 80 are new.
 func newerTable() []trace.KindDesc {
 	t := trace.KindTable()
 	for i := range t {
@@ -31,7 +31,7 @@ func newerTable() []trace.KindDesc {
 		}
 	}
 	t = append(t,
-		trace.KindDesc{Kind: kindOMP, Name: "omp_parallel_begin", Begin: true,
+		trace.KindDesc{Kind: kindOMP, Name: "future_begin", Begin: true,
 			Args: []trace.Arg{{Name: "corr", Type: trace.ArgCorr}, {Name: "threads", Type: trace.ArgUint}}},
 		trace.KindDesc{Kind: kindOMPDef, Name: "def_omp_region", Text: true,
 			Args: []trace.Arg{{Name: "region", Type: trace.ArgUint}}})
@@ -95,8 +95,8 @@ func TestNewerWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := r.Header().KindDesc(kindOMP); d == nil || d.Name != "omp_parallel_begin" || d.ArgIndex("threads") != 1 {
-		t.Errorf("KindDesc(40) = %+v", d)
+	if d := r.Header().KindDesc(kindOMP); d == nil || d.Name != "future_begin" || d.ArgIndex("threads") != 1 {
+		t.Errorf("KindDesc(60) = %+v", d)
 	}
 	var got []trace.Event
 	var defs []trace.Def
@@ -118,8 +118,8 @@ func TestNewerWriter(t *testing.T) {
 	if !slices.Equal(got, newerEvents) {
 		t.Errorf("events:\n got %+v\nwant %+v", got, newerEvents)
 	}
-	if got[1].Kind.Spec() != nil || got[1].Kind.String() != "kind(40)" {
-		t.Errorf("kind 40: Spec %v, String %q", got[1].Kind.Spec(), got[1].Kind)
+	if got[1].Kind.Spec() != nil || got[1].Kind.String() != "kind(60)" {
+		t.Errorf("kind 60: Spec %v, String %q", got[1].Kind.Spec(), got[1].Kind)
 	}
 	if c, ok := got[0].Corr(); !ok || c != 5 {
 		t.Errorf("run_begin Corr = %d, %v", c, ok)
@@ -136,23 +136,23 @@ func TestNewerWriter(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 
-	// The dump names the new kind kind(40), with the file's argument names,
+	// The dump names the new kind kind(60), with the file's argument names,
 	// and lists the table entries that differ from this reader's.
 	dump := string(dumpString(data))
 	for _, want := range []string{
 		"\nheader kind=11 name=run_begin flags=begin args=corr:corr,kernel:kernel,device:device,stream:stream,queue:uint\n" +
-			"header kind=40 name=omp_parallel_begin flags=begin args=corr:corr,threads:uint\n" +
+			"header kind=60 name=future_begin flags=begin args=corr:corr,threads:uint\n" +
 			"header kind=80 name=def_omp_region flags=text args=region:uint\n",
 		"\nkind(80) region=7 \"outer\"\n",
 		"\n-999.999999000 t1 run_begin corr=5 kernel=1(axpy) device=1(CUDA:0) stream=0 queue=42\n" +
-			"-999.999998900 t1 kind(40) corr=6 threads=8\n" +
-			"-999.999998800 t1 kind(40) corr=7 threads=8\n" +
+			"-999.999998900 t1 kind(60) corr=6 threads=8\n" +
+			"-999.999998800 t1 kind(60) corr=7 threads=8\n" +
 			"-999.999998700 t1 run_end corr=7 status=0\n" +
 			"-999.999998600 t1 run_begin corr=8 kernel=1(axpy) device=1(CUDA:0) stream=0 queue=42\n" +
 			"-999.999998500 t1 run_begin corr=20 kernel=2(dot) device=1(CUDA:0) stream=0 queue=43\n" +
 			"-999.999998400 t1 marker name=11(\"timestep\")\n" +
 			"stats final=1 end=-999.999998400 bytes=",
-		"events=run_begin:3,run_end:1,marker:1,kind(40):2 dropped=none\n",
+		"events=run_begin:3,run_end:1,marker:1,kind(60):2 dropped=none\n",
 	} {
 		if !strings.Contains(dump, want) {
 			t.Errorf("dump lacks\n%s\ndump:\n%s", want, dump)
@@ -350,11 +350,11 @@ func TestKindTableMalformed(t *testing.T) {
 		t.Errorf("no table: %v", err)
 	}
 	// A table a writer cannot write with.
-	bad := []trace.KindDesc{{Kind: 41, Name: "x", Args: make([]trace.Arg, 7)}}
+	bad := []trace.KindDesc{{Kind: 61, Name: "x", Args: make([]trace.Arg, 7)}}
 	for i := range bad[0].Args {
 		bad[0].Args[i] = a("x", trace.ArgUint)
 	}
-	if _, err := trace.NewWriter(io.Discard, tracetest.Header(), trace.WithKindTable(bad)); err == nil || !strings.Contains(err.Error(), "kind 41 (x): 7 arguments, over the writer's 6") {
+	if _, err := trace.NewWriter(io.Discard, tracetest.Header(), trace.WithKindTable(bad)); err == nil || !strings.Contains(err.Error(), "kind 61 (x): 7 arguments, over the writer's 6") {
 		t.Errorf("writer with 7 arguments: %v", err)
 	}
 }

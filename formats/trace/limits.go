@@ -8,7 +8,7 @@ import (
 // Format constants (FORMAT.md §1, §3, §6).
 const (
 	FormatMajor = 1
-	FormatMinor = 0
+	FormatMinor = 1
 
 	magic      = "\x89OCT\r\n\x1a\n"
 	chunkMagic = "\x8aOCK"

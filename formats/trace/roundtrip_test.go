@@ -337,7 +337,7 @@ func TestWriterErrors(t *testing.T) {
 	}{
 		{b.Add(trace.DefString, 1, 1), "trace: Batch.Add: def_string is not a timed event kind"},
 		{b.Add(trace.RunBegin, 1, 1, 2), "trace: Batch.Add: run_begin takes 4 arguments, got 2"},
-		{b.Add(trace.Kind(40), 1), "trace: Batch.Add: kind(40) is not a timed event kind"},
+		{b.Add(trace.Kind(60), 1), "trace: Batch.Add: kind(60) is not a timed event kind"},
 		{w.WriteDefs([]trace.Def{{Kind: trace.RunBegin}}), "trace: WriteDefs: defs[0] has kind run_begin, not a definition kind"},
 	} {
 		if c.err == nil || c.err.Error() != c.want {

@@ -111,7 +111,8 @@ typedef enum occa_tools_domain {
   OCCA_TOOLS_DOMAIN_SYNC = 6,   /* stream and device finish */
   OCCA_TOOLS_DOMAIN_USER = 7,   /* user regions and markers */
   OCCA_TOOLS_DOMAIN_TOOL = 8,   /* the tool's own events: drops, triggers */
-  OCCA_TOOLS_DOMAIN_COUNT = 9
+  OCCA_TOOLS_DOMAIN_OPENMP = 9, /* OpenMP regions, tasks and syncs (the OMPT tool) */
+  OCCA_TOOLS_DOMAIN_COUNT = 10
 } occa_tools_domain_t;
 
 /* Every event kind, numbered as in the trace format (formats/trace/FORMAT.md).
@@ -142,7 +143,25 @@ typedef enum occa_tools_event_kind {
   OCCA_TOOLS_EVENT_DROPPED = 23, /* tool: events lost, with count and reason */
   OCCA_TOOLS_EVENT_TRIGGER = 24, /* tool: a trigger opened or closed a window */
   OCCA_TOOLS_EVENT_FORK = 25,    /* tool: the process forked (child untraced) */
-  OCCA_TOOLS_EVENT_KIND_COUNT = 26
+  /* OpenMP, recorded by the runtime's own OMPT tool (no source calls them;
+   * see formats/trace/FORMAT.md for their arguments). */
+  OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN = 26,
+  OCCA_TOOLS_EVENT_OMP_THREAD_END = 27,
+  OCCA_TOOLS_EVENT_OMP_PARALLEL_BEGIN = 28,
+  OCCA_TOOLS_EVENT_OMP_PARALLEL_END = 29,
+  OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN = 30,
+  OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_END = 31,
+  OCCA_TOOLS_EVENT_OMP_WORK_BEGIN = 32,
+  OCCA_TOOLS_EVENT_OMP_WORK_END = 33,
+  OCCA_TOOLS_EVENT_OMP_SYNC_BEGIN = 34,
+  OCCA_TOOLS_EVENT_OMP_SYNC_END = 35,
+  OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_BEGIN = 36,
+  OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_END = 37,
+  OCCA_TOOLS_EVENT_OMP_TASK_CREATE = 38,
+  OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE = 39,
+  OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE = 40, /* a dependence pair: source, sink */
+  OCCA_TOOLS_EVENT_OMP_TASK_DEPEND = 41,     /* one depend clause item of a task */
+  OCCA_TOOLS_EVENT_KIND_COUNT = 42
 } occa_tools_event_kind_t;
 
 /* Direction of a copy. */

@@ -161,6 +161,9 @@ static const uint64_t domain_kinds[OCCA_TOOLS_DOMAIN_COUNT] = {
     [OCCA_TOOLS_DOMAIN_TOOL] = KIND_BIT(OCCA_TOOLS_EVENT_DROPPED) |
                                KIND_BIT(OCCA_TOOLS_EVENT_TRIGGER) |
                                KIND_BIT(OCCA_TOOLS_EVENT_FORK),
+    /* Kinds 26..41. */
+    [OCCA_TOOLS_DOMAIN_OPENMP] = ((KIND_BIT(OCCA_TOOLS_EVENT_OMP_TASK_DEPEND) << 1) - 1) &
+                                 ~((KIND_BIT(OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN)) - 1),
 };
 
 static int set_kinds(uint64_t bits, int enable) {
@@ -181,7 +184,8 @@ int occa_tools_enable_domain(occa_tools_domain_t domain, int enable) {
 }
 
 int occa_tools_enable_event(occa_tools_event_kind_t kind, int enable) {
-  if (kind < OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN || kind >= OCCA_TOOLS_EVENT_DROPPED)
+  if (kind < OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN || kind >= OCCA_TOOLS_EVENT_KIND_COUNT ||
+      (domain_kinds[OCCA_TOOLS_DOMAIN_TOOL] & KIND_BIT(kind)))
     return -1;
   return set_kinds(KIND_BIT(kind), enable);
 }
