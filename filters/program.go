@@ -398,6 +398,10 @@ func (p *Program) EventMask() uint64 { return p.mask }
 // DeviceTime reports events.device_time.
 func (p *Program) DeviceTime() bool { return p.deviceTime }
 
+// OpenMPAll reports whether the OMPT tool records all OpenMP activity
+// (openmp.scope = "all") rather than only inside recorded launches.
+func (p *Program) OpenMPAll() bool { return p.cfg.OpenMP.Scope == config.OpenMPAll }
+
 // Device decides about a device from its setup arguments. Selected: mode is
 // in filter.device.modes (case-insensitive; empty list = all) and index is in
 // filter.device.indices (empty = all). MemorySelected: Selected and the same

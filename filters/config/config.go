@@ -24,9 +24,16 @@ type Config struct {
 	Clock   Clock
 	Log     Log
 	Events  Events
+	OpenMP  OpenMP
 	Filter  Filter
 	Tags    []TagRule
 	Trigger Trigger
+}
+
+// OpenMP configures the runtime's OMPT tool (LLVM's OpenMP runtime; which
+// OpenMP kinds are recorded is up to [events], domain "openmp").
+type OpenMP struct {
+	Scope OpenMPScope
 }
 
 // Output says where and how traces are written.
@@ -153,6 +160,7 @@ func Default() *Config {
 		Clock:  Clock{Source: ClockAuto},
 		Log:    Log{Level: LevelWarn},
 		Events: Events{Enable: []string{"all"}, Disable: []string{}},
+		OpenMP: OpenMP{Scope: OpenMPKernels},
 		Filter: Filter{
 			Device: DeviceFilter{Modes: []string{}, Indices: []int64{}},
 			Kernel: KernelFilter{Names: []string{}, Regex: []string{}, Tags: []string{},

@@ -51,6 +51,19 @@ var onFullNames = [numOnFull]string{"drop", "wait"}
 
 func (o OnFull) String() string { return enumName(onFullNames[:], int(o)) }
 
+// OpenMPScope says which OpenMP activity the runtime's OMPT tool records.
+type OpenMPScope uint8
+
+const (
+	OpenMPKernels OpenMPScope = iota // parallel regions begun inside recorded OCCA launches, and what they contain
+	OpenMPAll                        // every parallel region and task of the process
+	numOpenMPScope
+)
+
+var openMPScopeNames = [numOpenMPScope]string{"kernels", "all"}
+
+func (o OpenMPScope) String() string { return enumName(openMPScopeNames[:], int(o)) }
+
 // ClockSource selects the timestamp source.
 type ClockSource uint8
 

@@ -146,6 +146,7 @@ func fillSettings(s *C.ot_settings_t, cfg *config.Config, prog *filters.Program,
 	s.start_paused = cint(prog.StartPaused())
 	s.toggle_signal = C.int32_t(prog.ToggleSignal())
 	s.device_time = cint(prog.DeviceTime())
+	s.omp_all = cint(prog.OpenMPAll())
 	s.log_level = C.int32_t(logger.GetLevel())
 	ws := prog.Windows()
 	s.nwindows = C.uint32_t(len(ws))

@@ -292,6 +292,7 @@ void occa_tools_run_begin(occa_tools_call_t *call, occa_tools_data_t *kernel, co
     uint64_t args[4] = {0, k->id, ot_obj_id(d), ot_obj_id(s)};
     call->correlation_id = begin(t, OCCA_TOOLS_EVENT_RUN_BEGIN, 4, args);
     td |= call->correlation_id != 0;
+    t->launch = call->correlation_id; /* OpenMP events inside carry it (ompt.c) */
   }
   call->tool_data = td;
 }
@@ -302,8 +303,10 @@ void occa_tools_run_end(occa_tools_call_t *call, occa_tools_status_t status) {
   ot_thread *t = ot_self();
   if (OT_UNLIKELY(!t))
     return;
-  if (call->tool_data & REC)
+  if (call->tool_data & REC) {
     end(t, call, OCCA_TOOLS_EVENT_RUN_END, (uint64_t)status, 1);
+    t->launch = 0;
+  }
   uint32_t close = (uint32_t)(call->tool_data >> 1);
   if (close)
     ot_close_windows(t, close, OT_CAUSE_LAUNCH);

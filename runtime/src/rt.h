@@ -106,6 +106,23 @@ typedef struct ot_region_frame {
   uint16_t recorded; /* its push was recorded, so its pop is */
 } ot_region_frame;
 
+/* The OMPT tool's per-thread state (ompt.c). */
+enum { OT_OMP_DEPTH = 16 };
+
+typedef struct ot_omp_parallel { /* a parallel region this thread began */
+  uint64_t id;
+  uint64_t launch;   /* OCCA launch it is inside of */
+  uint32_t recorded; /* its begin was recorded, so its end is */
+} ot_omp_parallel;
+
+typedef struct ot_omp_frame { /* an implicit task, work or sync region open on this thread */
+  uint64_t id;
+  uint64_t launch;   /* implicit tasks: the OCCA launch their region is inside of */
+  uint32_t kind;     /* the begin kind */
+  uint32_t sub;      /* work type or sync kind, so an end finds its begin */
+  uint32_t recorded;
+} ot_omp_frame;
+
 typedef struct ot_thread {
   ot_buf *buf;
   uint32_t pos;   /* write offset in buf */
@@ -117,6 +134,10 @@ typedef struct ot_thread {
   uint64_t drop_since;    /* ticks of the first of them */
   uint32_t region_depth;
   ot_region_frame regions[OT_REGION_DEPTH];
+  uint64_t launch; /* correlation id of the recorded OCCA launch running here, 0 none */
+  uint32_t omp_par_depth, omp_depth;
+  ot_omp_parallel omp_par[OT_OMP_DEPTH];
+  ot_omp_frame omp[OT_OMP_DEPTH];
 } ot_thread;
 
 OT_HIDDEN extern OT_TLS ot_thread *ot_self_tls;

@@ -1,0 +1,348 @@
+/* ompt.c: the runtime as an OpenMP tool (OMPT).
+ *
+ * An OpenMP runtime with OMPT (LLVM's libomp; GCC's libgomp has none) looks
+ * for ompt_start_tool in the process when it starts, or loads the libraries
+ * named by OMP_TOOL_LIBRARIES and looks there. Ours answers only while the
+ * runtime records (a config is set) and the config enables some kind of the
+ * "openmp" domain; otherwise the OpenMP runtime runs with no tool at all.
+ *
+ * Scope (openmp.scope): "kernels" records a parallel region only when the
+ * thread that begins it is inside a recorded OCCA kernel launch (or inside
+ * an implicit task already in scope), with everything the region contains;
+ * "all" records everything. Each event carries the launch's correlation id.
+ *
+ * Per-event work is O(1): OMPT's data slots carry our ids (parallel_data
+ * points at the beginning thread's record of the region, task_data holds the
+ * task's id, 0 for a task out of scope), and each thread keeps a small stack
+ * of its open implicit tasks and work/sync regions so an end finds its begin
+ * (OMPT gives ends no slot of their own). Ids come from the correlation id
+ * space, so begin/end pairs read like calls (FORMAT.md §4). */
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "ompt_abi.h"
+#include "rt.h"
+
+static int ompt_active; /* initialize() ran and registered callbacks */
+
+static inline int in_state(void) { return atomic_load_explicit(&ot_state, memory_order_relaxed) == OT_STATE_ACTIVE; }
+
+/* Would an event of kind be recorded now? */
+static inline int want(ot_thread *t, unsigned kind) {
+  return ot_recording() && ot_kind_on(kind) && ot_budget_take(t);
+}
+
+/* The OCCA launch the thread is working for: its innermost implicit task's,
+ * else the launch it runs itself. */
+static inline uint64_t current_launch(const ot_thread *t) {
+  for (uint32_t i = t->omp_depth; i > 0; i--)
+    if (t->omp[i - 1].kind == OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN)
+      return t->omp[i - 1].launch;
+  return t->launch;
+}
+
+static inline void emit(ot_thread *t, unsigned kind, unsigned n, uint64_t a0, uint64_t a1,
+                        uint64_t a2, uint64_t a3, uint64_t a4) {
+  uint64_t args[5] = {a0, a1, a2, a3, a4};
+  ot_emit(t, kind, n, args);
+}
+
+/* Pushes an open region; returns 0 when the stack is full (then the region
+ * and what it contains are not recorded). */
+static int push(ot_thread *t, uint32_t kind, uint32_t sub, uint64_t id, uint64_t launch,
+                uint32_t recorded) {
+  if (t->omp_depth >= OT_OMP_DEPTH)
+    return 0;
+  t->omp[t->omp_depth++] = (ot_omp_frame){id, launch, kind, sub, recorded};
+  return 1;
+}
+
+/* Pops the innermost open region of kind (and sub); NULL when none (it began
+ * out of scope). Frames above it are ones whose end the OpenMP runtime
+ * reports later or never (LLVM may end a worker's implicit task before the
+ * barrier inside it): they are closed now, so every recorded begin has its
+ * end, and their late ends find nothing. */
+static ot_omp_frame *pop(ot_thread *t, uint32_t kind, uint32_t sub) {
+  for (uint32_t i = t->omp_depth; i > 0; i--) {
+    ot_omp_frame *f = &t->omp[i - 1];
+    if (f->kind != kind || f->sub != sub)
+      continue;
+    for (uint32_t j = t->omp_depth; j > i; j--) {
+      ot_omp_frame *above = &t->omp[j - 1];
+      if (above->recorded)
+        emit(t, above->kind + 1, 1, above->id, 0, 0, 0, 0);
+    }
+    t->omp_depth = i - 1;
+    return f; /* still valid until the next push */
+  }
+  return NULL;
+}
+
+/* ---- Callbacks ------------------------------------------------------------------- */
+
+static void on_thread_begin(int thread_type, ompt_data_t *thread_data) {
+  if (!in_state() || !thread_data)
+    return;
+  ot_thread *t = ot_self();
+  if (!t)
+    return;
+  thread_data->value = 0;
+  if (want(t, OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN)) {
+    thread_data->value = ot_next_corr(t);
+    emit(t, OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN, 2, thread_data->value, (uint64_t)thread_type, 0, 0, 0);
+  }
+}
+
+static void on_thread_end(ompt_data_t *thread_data) {
+  if (!in_state() || !thread_data || !thread_data->value)
+    return;
+  ot_thread *t = ot_self();
+  if (t)
+    emit(t, OCCA_TOOLS_EVENT_OMP_THREAD_END, 1, thread_data->value, 0, 0, 0, 0);
+}
+
+static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_frame_t *frame,
+                              ompt_data_t *parallel_data, unsigned int requested, int flags,
+                              const void *codeptr) {
+  (void)frame;
+  (void)codeptr;
+  if (!parallel_data)
+    return;
+  parallel_data->ptr = NULL;
+  if (!in_state())
+    return;
+  ot_thread *t = ot_self();
+  if (!t)
+    return;
+  uint64_t launch = current_launch(t);
+  uint64_t parent = encountering_task_data ? encountering_task_data->value : 0;
+  if (!ot_cfg.omp_all && launch == 0 && parent == 0)
+    return; /* out of scope */
+  if (t->omp_par_depth >= OT_OMP_DEPTH)
+    return;
+  ot_omp_parallel *p = &t->omp_par[t->omp_par_depth++];
+  p->id = ot_next_corr(t);
+  p->launch = launch;
+  p->recorded = want(t, OCCA_TOOLS_EVENT_OMP_PARALLEL_BEGIN);
+  if (p->recorded)
+    emit(t, OCCA_TOOLS_EVENT_OMP_PARALLEL_BEGIN, 5, p->id, parent, requested, (uint64_t)(unsigned)flags,
+         launch);
+  parallel_data->ptr = p;
+}
+
+static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
+                            int flags, const void *codeptr) {
+  (void)encountering_task_data;
+  (void)flags;
+  (void)codeptr;
+  ot_omp_parallel *p = parallel_data ? parallel_data->ptr : NULL;
+  if (!p)
+    return;
+  parallel_data->ptr = NULL;
+  ot_thread *t = ot_self();
+  if (!t || t->omp_par_depth == 0)
+    return;
+  if (p->recorded && in_state())
+    emit(t, OCCA_TOOLS_EVENT_OMP_PARALLEL_END, 1, p->id, 0, 0, 0, 0);
+  /* Regions end in the order they began on their thread. */
+  t->omp_par_depth = (uint32_t)(p - t->omp_par);
+}
+
+static void on_implicit_task(int endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,
+                             unsigned int actual, unsigned int index, int flags) {
+  if (!task_data || !in_state())
+    return;
+  ot_thread *t = ot_self();
+  if (!t)
+    return;
+  if (endpoint == ompt_scope_begin) {
+    task_data->value = 0;
+    ot_omp_parallel *p = parallel_data ? parallel_data->ptr : NULL;
+    if (flags & ompt_task_initial) {
+      /* The initial task: an id, so tasks it creates name their parent, but
+       * no event (it is the thread itself). */
+      if (ot_cfg.omp_all)
+        task_data->value = ot_next_corr(t);
+      return;
+    }
+    if (!p)
+      return; /* its region is out of scope */
+    uint64_t id = ot_next_corr(t);
+    uint32_t rec = want(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN);
+    if (!push(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0, id, p->launch, rec))
+      return;
+    task_data->value = id;
+    if (rec)
+      emit(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 5, id, p->id, index, actual, p->launch);
+    return;
+  }
+  if (endpoint != ompt_scope_end || task_data->value == 0 || (flags & ompt_task_initial))
+    return;
+  ot_omp_frame *f = pop(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0);
+  if (f && f->recorded)
+    emit(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_END, 1, f->id, 0, 0, 0, 0);
+}
+
+/* Work and sync regions: in scope when the task they belong to is. */
+static void region(unsigned begin_kind, int sub, int endpoint, ompt_data_t *parallel_data,
+                   ompt_data_t *task_data, uint64_t count) {
+  if (!in_state())
+    return;
+  ot_thread *t = ot_self();
+  if (!t)
+    return;
+  if (endpoint == ompt_scope_begin) {
+    if (!task_data || task_data->value == 0)
+      return;
+    ot_omp_parallel *p = parallel_data ? parallel_data->ptr : NULL;
+    uint64_t id = ot_next_corr(t);
+    uint32_t rec = want(t, begin_kind);
+    if (!push(t, begin_kind, (uint32_t)sub, id, 0, rec) || !rec)
+      return;
+    uint64_t par = p ? p->id : 0;
+    if (begin_kind == OCCA_TOOLS_EVENT_OMP_WORK_BEGIN)
+      emit(t, begin_kind, 5, id, (uint64_t)sub, par, task_data->value, count);
+    else
+      emit(t, begin_kind, 4, id, (uint64_t)sub, par, task_data->value, 0);
+    return;
+  }
+  if (endpoint != ompt_scope_end)
+    return;
+  ot_omp_frame *f = pop(t, begin_kind, (uint32_t)sub);
+  if (f && f->recorded)
+    emit(t, begin_kind + 1, 1, f->id, 0, 0, 0, 0);
+}
+
+static void on_work(int work_type, int endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,
+                    uint64_t count, const void *codeptr) {
+  (void)codeptr;
+  region(OCCA_TOOLS_EVENT_OMP_WORK_BEGIN, work_type, endpoint, parallel_data, task_data, count);
+}
+
+static void on_sync_region(int kind, int endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,
+                           const void *codeptr) {
+  (void)codeptr;
+  region(OCCA_TOOLS_EVENT_OMP_SYNC_BEGIN, kind, endpoint, parallel_data, task_data, 0);
+}
+
+static void on_sync_region_wait(int kind, int endpoint, ompt_data_t *parallel_data,
+                                ompt_data_t *task_data, const void *codeptr) {
+  (void)codeptr;
+  region(OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_BEGIN, kind, endpoint, parallel_data, task_data, 0);
+}
+
+static void on_task_create(ompt_data_t *encountering_task_data, const ompt_frame_t *frame,
+                           ompt_data_t *new_task_data, int flags, int has_dependences,
+                           const void *codeptr) {
+  (void)frame;
+  (void)codeptr;
+  if (!new_task_data)
+    return;
+  new_task_data->value = 0;
+  if (!in_state() || (flags & (ompt_task_initial | ompt_task_implicit)))
+    return; /* implicit tasks are announced by on_implicit_task */
+  ot_thread *t = ot_self();
+  if (!t)
+    return;
+  uint64_t parent = encountering_task_data ? encountering_task_data->value : 0;
+  if (!ot_cfg.omp_all && parent == 0)
+    return;
+  new_task_data->value = ot_next_corr(t);
+  if (want(t, OCCA_TOOLS_EVENT_OMP_TASK_CREATE))
+    emit(t, OCCA_TOOLS_EVENT_OMP_TASK_CREATE, 5, new_task_data->value, parent,
+         (uint64_t)(unsigned)flags, (uint64_t)(has_dependences != 0), current_launch(t));
+}
+
+static void on_task_schedule(ompt_data_t *prior, int prior_status, ompt_data_t *next) {
+  if (!in_state())
+    return;
+  uint64_t p = prior ? prior->value : 0, n = next ? next->value : 0;
+  if (p == 0 && n == 0)
+    return;
+  ot_thread *t = ot_self();
+  if (t && want(t, OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE))
+    emit(t, OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE, 3, p, (uint64_t)prior_status, n, 0, 0);
+}
+
+static void on_dependences(ompt_data_t *task_data, const ompt_dependence_t *deps, int ndeps) {
+  if (!in_state() || !task_data || task_data->value == 0 || !deps)
+    return;
+  ot_thread *t = ot_self();
+  if (!t)
+    return;
+  for (int i = 0; i < ndeps; i++)
+    if (want(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPEND))
+      emit(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPEND, 3, task_data->value,
+           (uint64_t)(uintptr_t)deps[i].variable.ptr, (uint64_t)(unsigned)deps[i].dependence_type, 0,
+           0);
+}
+
+static void on_task_dependence(ompt_data_t *src, ompt_data_t *sink) {
+  if (!in_state() || !src || !sink || src->value == 0 || sink->value == 0)
+    return;
+  ot_thread *t = ot_self();
+  if (t && want(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE))
+    emit(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE, 2, src->value, sink->value, 0, 0, 0);
+}
+
+/* ---- Start -------------------------------------------------------------------- */
+
+static const uint64_t omp_kinds =
+    ((1ull << (OCCA_TOOLS_EVENT_OMP_TASK_DEPEND + 1)) - 1) & ~((1ull << OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN) - 1);
+
+static int initialize(ompt_function_lookup_t lookup, int initial_device_num, ompt_data_t *tool_data) {
+  (void)initial_device_num;
+  (void)tool_data;
+  ompt_set_callback_t set = lookup ? (ompt_set_callback_t)lookup("ompt_set_callback") : NULL;
+  if (!set)
+    return 0;
+  static const struct {
+    int event;
+    unsigned kind; /* registered when this kind (or its pair) is enabled */
+    ompt_interface_fn_t fn;
+  } cbs[] = {
+      {ompt_callback_thread_begin, OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN, (ompt_interface_fn_t)on_thread_begin},
+      {ompt_callback_thread_end, OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN, (ompt_interface_fn_t)on_thread_end},
+      /* Parallel and implicit task callbacks set the scope of everything else. */
+      {ompt_callback_parallel_begin, 0, (ompt_interface_fn_t)on_parallel_begin},
+      {ompt_callback_parallel_end, 0, (ompt_interface_fn_t)on_parallel_end},
+      {ompt_callback_implicit_task, 0, (ompt_interface_fn_t)on_implicit_task},
+      {ompt_callback_task_create, 0, (ompt_interface_fn_t)on_task_create},
+      {ompt_callback_work, OCCA_TOOLS_EVENT_OMP_WORK_BEGIN, (ompt_interface_fn_t)on_work},
+      {ompt_callback_sync_region, OCCA_TOOLS_EVENT_OMP_SYNC_BEGIN, (ompt_interface_fn_t)on_sync_region},
+      {ompt_callback_sync_region_wait, OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_BEGIN, (ompt_interface_fn_t)on_sync_region_wait},
+      {ompt_callback_task_schedule, OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE, (ompt_interface_fn_t)on_task_schedule},
+      {ompt_callback_dependences, OCCA_TOOLS_EVENT_OMP_TASK_DEPEND, (ompt_interface_fn_t)on_dependences},
+      {ompt_callback_task_dependence, OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE, (ompt_interface_fn_t)on_task_dependence},
+  };
+  int n = 0;
+  for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++) {
+    if (cbs[i].kind && !ot_kind_on(cbs[i].kind))
+      continue;
+    int r = set(cbs[i].event, cbs[i].fn);
+    if (r == ompt_set_error || r == ompt_set_never)
+      ot_log(OT_LOG_DEBUG, "OMPT: this OpenMP runtime does not deliver callback %d", cbs[i].event);
+    else
+      n++;
+  }
+  ompt_active = 1;
+  ot_log(OT_LOG_INFO, "OMPT tool active: %d callbacks, scope %s", n, ot_cfg.omp_all ? "all" : "kernels");
+  return 1;
+}
+
+static void finalize(ompt_data_t *tool_data) {
+  (void)tool_data;
+  ompt_active = 0;
+}
+
+OCCA_TOOLS_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
+                                                       const char *runtime_version);
+
+ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version) {
+  static ompt_start_tool_result_t result = {initialize, finalize, {0}};
+  (void)omp_version;
+  if (!in_state() || (atomic_load(&ot_kinds) & omp_kinds) == 0)
+    return NULL; /* not tracing, or no OpenMP kind enabled: no tool */
+  ot_log(OT_LOG_DEBUG, "OMPT: %s asked for a tool", runtime_version ? runtime_version : "an OpenMP runtime");
+  return &result;
+}
