@@ -106,6 +106,22 @@ $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
 	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
+# OpenMP programs for the OMPT tool's tests (tests/openmp): LLVM's libomp is
+# the OpenMP runtime with OMPT, so they need clang and libomp-dev; without
+# them they are skipped (tests/openmp then skips, except under CI).
+OMP_CC ?= clang
+OMP_PROGRAMS = $(TEST_BIN)/omp-programs
+.PHONY: omp-programs
+test-programs: omp-programs
+omp-programs: $(BUILD)/lib/libocca_tools.so
+	@if printf '#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n' | \
+	    $(OMP_CC) -fopenmp -x c -o /dev/null - >/dev/null 2>&1; then \
+	  echo "$(OMP_CC) -fopenmp ... -o $(OMP_PROGRAMS) tests/openmp/programs/programs.c"; \
+	  mkdir -p $(TEST_BIN) && \
+	  $(OMP_CC) -O2 -g -std=c11 -fopenmp -Wall -Wextra -Werror -Iruntime/include -o $(OMP_PROGRAMS) \
+	    tests/openmp/programs/programs.c -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib'; \
+	else echo "omp-programs: skipped: no $(OMP_CC) with OpenMP (apt-get install clang libomp-dev)"; fi
+
 # The stand-in libocca and the OCCA-like programs that test the OCCA
 # adapter without OCCA (tests/occa-standin, tests/adapter): `make standin`.
 include tests/occa-standin/standin.mk
