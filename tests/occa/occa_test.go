@@ -9,7 +9,9 @@
 package occa
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/occatest"
 )
 
@@ -191,5 +194,59 @@ func TestCAPI(t *testing.T) {
 				t.Errorf("device times %d, device finishes %d; want %d, 1", cp.DeviceTimes, cp.DeviceFinishes, launches)
 			}
 		})
+	}
+}
+
+// OCCA's OpenMP mode with clang++ as the JIT compiler links kernels against
+// LLVM's libomp, whose OMPT callbacks the runtime records: every launch
+// holds one parallel region whose events carry the launch's correlation id.
+func TestOpenMPInsideLaunches(t *testing.T) {
+	if _, err := exec.LookPath("clang++"); err != nil {
+		t.Skip("no clang++: OCCA's OpenMP kernels would use libgomp, which has no OMPT")
+	}
+	dir := t.TempDir()
+	env := []string{"OCCA_DIR=" + occaDir, "OCCA_CACHE_DIR=" + filepath.Join(dir, "cache"), "OCCA_CXX=clang++",
+		"OMP_NUM_THREADS=2", "OMP_DYNAMIC=false"}
+	out, files, err := occatest.Profile(occaProf, dir, env, []string{"--quiet"},
+		filepath.Join(bin, "vectors"), "OpenMP", okl, strconv.Itoa(launches))
+	if err != nil || out != "ok\n" || len(files) != 1 {
+		t.Fatalf("vectors OpenMP: %v, output %q, traces %v", err, out, files)
+	}
+	r, c, err := trace.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	runs := map[uint64]bool{}
+	regions := map[uint64]uint64{} // parallel id -> launch
+	tasks := map[uint64]int{}      // parallel id -> implicit tasks
+	for {
+		e, err := r.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.Kind {
+		case trace.RunBegin:
+			runs[e.Args[0]] = true
+		case trace.OmpParallelBegin:
+			regions[e.Args[0]] = e.Args[4]
+		case trace.OmpImplicitTaskBegin:
+			tasks[e.Args[1]]++
+			if e.Args[3] != 2 {
+				t.Errorf("implicit task %d: team of %d, want 2", e.Args[0], e.Args[3])
+			}
+		}
+	}
+	if len(runs) != 2*launches+1 || len(regions) != len(runs) {
+		t.Fatalf("%d launches, %d parallel regions; want %d of each", len(runs), len(regions), 2*launches+1)
+	}
+	for id, launch := range regions {
+		if !runs[launch] || tasks[id] != 2 {
+			t.Errorf("parallel region %d: launch %d (recorded: %v), %d implicit tasks; want a recorded launch and 2",
+				id, launch, runs[launch], tasks[id])
+		}
 	}
 }
