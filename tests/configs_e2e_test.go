@@ -31,6 +31,7 @@ func TestConfigsEndToEnd(t *testing.T) {
 		{file: "memory-filter.toml", opt: options{threads: 2, steps: 10}},
 		{file: "memory-filter.toml", opt: options{threads: 2, steps: 10, tagMemory: true}, args: []string{"--tag-memory"}},
 		{file: "minimal-overhead.toml", opt: options{threads: 2, steps: 10}},
+		{file: "openmp.toml", opt: options{threads: 2, steps: 10}}, // no OpenMP in the workload: its launches
 		{file: "launch-window.toml", opt: options{threads: 1, steps: 40}},
 		{file: "region-window.toml", opt: options{threads: 1, steps: 20}},
 		{file: "api-control.toml", opt: options{threads: 1, steps: 10, apiStart: true}, args: []string{"--api-pause"}},

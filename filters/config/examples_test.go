@@ -115,6 +115,16 @@ func TestExamples(t *testing.T) {
 				t.Errorf("budget %d %d", ev, by)
 			}
 		},
+		"openmp.toml": func(t *testing.T, c *config.Config, p *filters.Program) {
+			if !p.OpenMPAll() {
+				t.Error("scope is not all")
+			}
+			m := p.EventMask()
+			if m&(1<<trace.OmpParallelBegin) == 0 || m&(1<<trace.OmpTaskDependence) == 0 || m&(1<<trace.RunBegin) == 0 ||
+				m&(1<<trace.OmpTaskDepend) != 0 || m&(1<<trace.CopyBegin) != 0 {
+				t.Errorf("mask %#x", m)
+			}
+		},
 		"minimal-overhead.toml": func(t *testing.T, c *config.Config, p *filters.Program) {
 			want := uint64(1)<<trace.RunBegin | 1<<trace.RunEnd | 1<<trace.Dropped | 1<<trace.Trigger | 1<<trace.Fork
 			if p.EventMask() != want {
