@@ -107,3 +107,21 @@ bench-launch: runtime commands $(LAUNCHCOST_STANDIN) $(BENCH_DIR)/launchbench
 	    -program $(LAUNCHCOST_OCCA) -build $(BUILD) -label "OCCA at $(OCCA_DIR)" -relative $(LAUNCH_FLAGS); \
 	  status=$$?; rm -rf $$cache; exit $$status; \
 	else echo "bench-launch: set OCCA_DIR=/path/to/occa to measure against a real OCCA too"; fi
+
+# ---- The OMPT tool's costs --------------------------------------------------
+#   make bench-omp   cost per recorded OMPT event (omptcost: the callbacks
+#                    called directly) and the slowdown of a loop-heavy OpenMP
+#                    program with the tool loaded and recording
+#                    (tests/bench/README.md); needs clang and libomp-dev
+.PHONY: bench-omp
+$(BENCH_DIR)/omptcost: tests/bench/omptcost.c runtime/src/ompt_abi.h
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -ldl
+
+$(BENCH_DIR)/ompbench: $(GO_SRC)
+	@mkdir -p $(@D)
+	$(GO) build -o $@ ./tests/bench/cmd/ompbench
+
+bench-omp: runtime omp-programs $(BENCH_DIR)/omptcost $(BENCH_DIR)/ompbench
+	@test -x $(OMP_PROGRAMS) || { echo "bench-omp: needs clang and libomp-dev (omp-programs was not built)"; exit 2; }
+	$(BENCH_DIR)/ompbench -program $(OMP_PROGRAMS) -omptcost $(BENCH_DIR)/omptcost -lib $(BUILD)/lib $(OMP_BENCH_FLAGS)
