@@ -21,9 +21,12 @@
 // packet is a few bytes besides its timestamp. Times are unix ns (the
 // trace's default clock): ranks on different nodes line up.
 //
-// Add only copies the row into a batch; a goroutine per writer puts the
-// rows in start order, assigns lanes and encodes the packets (hand-rolled
-// protobuf into one reused buffer), so reading and writing overlap.
+// Add only copies the row into a batch (and, every ReorderRows/2 rows,
+// sorts the new rows' keys); a goroutine per writer merges them into start
+// order, assigns lanes and encodes the packets (hand-rolled protobuf into
+// one reused buffer), so reading and writing overlap. The batches are the
+// chunks of the row ring: the worker keeps one until its rows are merged
+// and hands it back, so the reader can run a whole reorder flush ahead.
 // Everything read from the process's Dict (thread and device names) is
 // looked up in Add, on the reader's goroutine.
 package perfetto
@@ -53,6 +56,7 @@ const (
 	batchRows = 4096
 	outFlush  = 1 << 20
 	outBufs   = 3 // encoding into one, one being written, one waiting
+	nwBufs    = 3 // sets of new rows: filling, sorted in flight, being merged
 )
 
 // threadInfo and devInfo carry what the worker needs from the Dict.
@@ -71,6 +75,12 @@ type batch struct {
 	rows    []model.Row
 	threads []threadInfo
 	devs    []devInfo
+	// sorted, when set, holds the rows that arrived since the last sorted
+	// set (up to this batch's last), sorted by cmpHeld: the reader sorts
+	// them, the worker merges them with the held rows.
+	sorted []held
+	hasNew bool
+	final  bool // sorted is the last set, merged at the end
 }
 
 // Writer writes one process's rows to a Perfetto trace file.
@@ -89,6 +99,10 @@ type Writer struct {
 	done     chan struct{}
 	failed   atomic.Bool
 	closeMux sync.Once
+	rOrder   uint64 // rows added
+	nw       []held // unsorted rows since the last sorted set
+	tmp      []held // sort scratch
+	nwFree   chan []held
 
 	// worker side
 	proc      uint64
@@ -107,17 +121,17 @@ type Writer struct {
 	mem       *model.MemoryInUse
 	kinds     [256]string
 
-	store []model.Row          // ring: row seq lives at seq & (ringRows-1)
+	ring  [chunks]*batch       // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) & (ringRows-1)
 	busy  []bool               // the ring slot holds a row not yet released
+	freed uint64               // chunks handed back to the reader
 	over  map[uint64]model.Row // rows held longer than the ring, by seq
 	pend  []held               // sorted
-	nw    []held               // unsorted
 	bufs  [2][]held            // pend lies in bufs[pb]; merges go to the other
 	pb    int
-	tmp   []held // sort scratch
 	order uint64
-	last  int64 // start of the last row released
-	late  int64 // rows released out of start order
+	last0 []held // the reader's last sorted set, merged at the end
+	last  int64  // start of the last row released
+	late  int64  // rows released out of start order
 
 	out       []byte
 	newNames  []internedName
@@ -161,7 +175,7 @@ type lane struct {
 }
 
 // held is a row waiting in the reorder buffer; the row itself stays in
-// Writer.store, in arrival order, so that releasing rows in start order
+// Writer.ring, in arrival order, so that releasing rows in start order
 // (nearly arrival order) reads the ring nearly sequentially. idx is -1 for
 // a row moved to Writer.over.
 type held struct {
@@ -214,10 +228,15 @@ func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
 	}
 	w := &Writer{f: f, p: p, seq: seq, pid: p.Rank + 1,
 		seenTh: map[uint32]bool{}, seenDev: map[uint64]bool{},
-		work: make(chan *batch, 4), free: make(chan *batch, 6), done: make(chan struct{}),
+		work: make(chan *batch, chunks), free: make(chan *batch, chunks), done: make(chan struct{}),
 		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
-		mem: model.NewMemoryInUse(), store: make([]model.Row, ringRows), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096),
-		wfull: make(chan []byte, outBufs), wfree: make(chan []byte, outBufs), wdone: make(chan struct{})}
+		mem: model.NewMemoryInUse(), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096),
+		wfull: make(chan []byte, outBufs), wfree: make(chan []byte, outBufs), wdone: make(chan struct{}),
+		nwFree: make(chan []held, nwBufs)}
+	for i := 0; i < nwBufs; i++ {
+		w.nwFree <- make([]held, 0, ReorderRows/2)
+	}
+	w.nw = <-w.nwFree
 	for i := 1; i < outBufs; i++ {
 		w.wfree <- make([]byte, 0, outFlush+4096)
 	}
@@ -225,7 +244,7 @@ func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
 	if w.pid <= 0 {
 		w.pid = int64(seq)
 	}
-	for i := 0; i < 6; i++ {
+	for i := 0; i < chunks; i++ {
 		w.free <- &batch{rows: make([]model.Row, 0, batchRows)}
 	}
 	w.cur = <-w.free
@@ -265,11 +284,27 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 		b.devs = append(b.devs, devInfo{id: r.Device, name: p.Dict.Device(r.Device).Name()})
 	}
 	b.rows = append(b.rows, *r)
+	w.rOrder++
+	w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.rOrder, idx: int32((w.rOrder - 1) & (ringRows - 1))})
 	if len(b.rows) == cap(b.rows) {
+		if len(w.nw) >= ReorderRows/2 {
+			w.sortNew(b, false)
+		}
 		w.work <- b
 		w.cur = <-w.free
 	}
 	return nil
+}
+
+// sortNew sorts the rows that arrived since the last sorted set, on the
+// reader's goroutine, and hands them to the worker with batch b.
+func (w *Writer) sortNew(b *batch, final bool) {
+	w.tmp = sortHeld(w.nw, w.tmp)
+	b.sorted, b.hasNew, b.final = w.nw, true, final
+	w.nw = nil
+	if !final {
+		w.nw = <-w.nwFree
+	}
 }
 
 // run is the worker: it reorders, assigns lanes and encodes.
@@ -282,11 +317,19 @@ func (w *Writer) run() {
 				w.failed.Store(true)
 			}
 		}
-		b.rows, b.threads, b.devs = b.rows[:0], b.threads[:0], b.devs[:0]
-		w.free <- b
+		if b.final {
+			w.last0 = b.sorted
+		} else if b.hasNew {
+			w.nwFree <- b.sorted[:0]
+		}
+		b.threads, b.devs, b.sorted, b.hasNew, b.final = b.threads[:0], b.devs[:0], nil, false, false
+		if w.err != nil { // not kept in the ring: the reader may need it
+			b.rows = b.rows[:0]
+			w.free <- b
+		}
 	}
 	if w.err == nil {
-		w.flushReorder(true)
+		w.flushReorder(w.last0, true)
 	}
 	if w.err == nil {
 		w.writeOut()
@@ -327,34 +370,46 @@ func (w *Writer) addBatch(b *batch) {
 	for _, d := range b.devs {
 		w.devices[d.id] = &device{id: d.id, name: d.name}
 	}
+	// The batch's rows stay where the reader put them: the batch is the
+	// ring's chunk for them until it is handed back.
+	c := (w.order / batchRows) % chunks
+	if w.ring[c] != nil {
+		panic("perfetto: ring chunk in use")
+	}
+	w.ring[c] = b
+	base := c * batchRows
 	for i := range b.rows {
-		r := &b.rows[i]
-		w.order++
-		idx := int32(w.order & (ringRows - 1))
-		if w.busy[idx] { // held for a whole ring: move it aside
-			w.moveAside(idx, w.order-ringRows)
-		}
-		w.store[idx] = *r
-		w.busy[idx] = true
-		w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.order, idx: idx})
-		if len(w.nw) >= ReorderRows/2 {
-			w.flushReorder(false)
-			if w.err != nil {
-				return
+		w.busy[base+uint64(i)] = true
+	}
+	w.order += uint64(len(b.rows))
+	if b.hasNew && !b.final {
+		w.flushReorder(b.sorted, false)
+		// Every row that arrived ReorderRows before the last is merged:
+		// hand its chunk back, moving any row still held aside.
+		for w.err == nil && (w.freed+1)*batchRows+ReorderRows <= w.order {
+			c := w.freed % chunks
+			ch := w.ring[c]
+			for i := range ch.rows {
+				if idx := int32(c*batchRows + uint64(i)); w.busy[idx] {
+					w.moveAside(idx, w.freed*batchRows+uint64(i)+1)
+				}
 			}
+			w.ring[c] = nil
+			ch.rows = ch.rows[:0]
+			w.free <- ch
+			w.freed++
 		}
 	}
 }
 
-// flushReorder sorts the new rows, merges them with the held ones and
+// flushReorder merges the new rows nw (sorted) with the held ones and
 // releases all but the last ReorderRows (all when final).
-func (w *Writer) flushReorder(final bool) {
-	w.tmp = sortHeld(w.nw, w.tmp)
+func (w *Writer) flushReorder(nw []held, final bool) {
 	m := w.bufs[1-w.pb][:0]
-	if need := len(w.pend) + len(w.nw); cap(m) < need { // sized once, not by append's doubling
+	if need := len(w.pend) + len(nw); cap(m) < need { // sized once, not by append's doubling
 		m = make([]held, 0, max(need, ReorderRows+ReorderRows/2))
 	}
-	a, b := w.pend, w.nw
+	a, b := w.pend, nw
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		if cmpHeld(a[i], b[j]) <= 0 {
@@ -376,7 +431,7 @@ func (w *Writer) flushReorder(final bool) {
 		h := m[k]
 		var r *model.Row
 		if h.idx >= 0 {
-			r = &w.store[h.idx]
+			r = &w.ring[h.idx/batchRows].rows[h.idx%batchRows]
 			w.busy[h.idx] = false
 		} else {
 			row := w.over[h.seq]
@@ -394,17 +449,22 @@ func (w *Writer) flushReorder(final bool) {
 	w.bufs[1-w.pb] = m[:0]
 	w.pend = m[n:]
 	w.pb = 1 - w.pb
-	w.nw = w.nw[:0]
 }
 
 // ringRows is the size of the row ring: the rows held (at most
 // ReorderRows + ReorderRows/2) and then some.
 const ringRows = 2 * ReorderRows
 
-// moveAside moves the row seq, held in ring slot idx, to w.over: it is in
-// w.pend (every row that arrived a ring ago was merged there).
+// chunks is the number of batches in the ring: the reader fills free ones
+// while the worker holds the rest, so it can run a whole reorder flush
+// (ReorderRows/2 rows) ahead of the worker.
+const chunks = ringRows / batchRows
+
+// moveAside moves the row seq, held in ring slot idx, to w.over when its
+// chunk is handed back: it is in w.pend (every row that arrived ReorderRows
+// before the last merged one was merged there).
 func (w *Writer) moveAside(idx int32, seq uint64) {
-	r := &w.store[idx]
+	r := &w.ring[idx/batchRows].rows[idx%batchRows]
 	key := held{start: r.Start, dur: r.Dur, seq: seq}
 	i, ok := slices.BinarySearchFunc(w.pend, key, cmpHeld)
 	if !ok {
@@ -954,7 +1014,10 @@ func (w *Writer) Late() int64 { return w.late }
 // Close writes what is held and finishes the file.
 func (w *Writer) Close(*model.Result) error {
 	w.closeMux.Do(func() {
-		if len(w.cur.rows) > 0 || len(w.cur.threads) > 0 || len(w.cur.devs) > 0 {
+		if len(w.nw) > 0 {
+			w.sortNew(w.cur, true)
+		}
+		if len(w.cur.rows) > 0 || len(w.cur.threads) > 0 || len(w.cur.devs) > 0 || w.cur.hasNew {
 			w.work <- w.cur
 		}
 		close(w.work)
