@@ -121,7 +121,7 @@ type Writer struct {
 	mem       *model.MemoryInUse
 	kinds     [256]string
 
-	ring  [chunks]*batch       // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) & (ringRows-1)
+	ring  [chunks]*batch       // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) % ringRows
 	busy  []bool               // the ring slot holds a row not yet released
 	freed uint64               // chunks handed back to the reader
 	over  map[uint64]model.Row // rows held longer than the ring, by seq
@@ -285,7 +285,7 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 	}
 	b.rows = append(b.rows, *r)
 	w.rOrder++
-	w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.rOrder, idx: int32((w.rOrder - 1) & (ringRows - 1))})
+	w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.rOrder, idx: int32((w.rOrder - 1) % ringRows)})
 	if len(b.rows) == cap(b.rows) {
 		if len(w.nw) >= ReorderRows/2 {
 			w.sortNew(b, false)
@@ -386,7 +386,7 @@ func (w *Writer) addBatch(b *batch) {
 		w.flushReorder(b.sorted, false)
 		// Every row that arrived ReorderRows before the last is merged:
 		// hand its chunk back, moving any row still held aside.
-		for w.err == nil && (w.freed+1)*batchRows+ReorderRows <= w.order {
+		for w.err == nil && (w.freed+1)*batchRows+holdRows <= w.order {
 			c := w.freed % chunks
 			ch := w.ring[c]
 			for i := range ch.rows {
@@ -451,13 +451,17 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 	w.pb = 1 - w.pb
 }
 
-// ringRows is the size of the row ring: the rows held (at most
-// ReorderRows + ReorderRows/2) and then some.
-const ringRows = 2 * ReorderRows
+// holdRows is how long the ring keeps a row: the rows held (at most
+// ReorderRows + ReorderRows/2) and then some; a row held longer is moved
+// aside (rare: a map insert and delete).
+const holdRows = 2 * ReorderRows
 
-// chunks is the number of batches in the ring: the reader fills free ones
-// while the worker holds the rest, so it can run a whole reorder flush
-// (ReorderRows/2 rows) ahead of the worker.
+// ringRows is the size of the row ring: holdRows and room for the reader
+// to fill two reorder flushes' rows (ReorderRows/2 each) ahead of the
+// worker.
+const ringRows = holdRows + ReorderRows
+
+// chunks is the number of batches in the ring.
 const chunks = ringRows / batchRows
 
 // moveAside moves the row seq, held in ring slot idx, to w.over when its
