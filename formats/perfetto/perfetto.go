@@ -659,7 +659,11 @@ func (w *Writer) makeName(k trace.Kind, form uint16, s string) string {
 func (w *Writer) iid(k trace.Kind, form uint16, s string) uint64 {
 	f := uint16(k)<<4 | form
 	ptr := unsafe.StringData(s)
-	c := &w.nameCache[(uintptr(unsafe.Pointer(ptr))>>3^uintptr(f)*0x9e37)&(nameCacheSize-1)]
+	// Names may lie a few bytes apart (substrings of one buffer, string
+	// literals): the slot hashes every bit of the address, the length and
+	// the form.
+	h := (uint64(uintptr(unsafe.Pointer(ptr))) ^ uint64(len(s))<<40 ^ uint64(f)<<52) * 0x9e3779b97f4a7c15
+	c := &w.nameCache[h>>(64-nameCacheBits)]
 	if c.ptr == ptr && c.n == len(s) && c.form == f && c.id != 0 {
 		return c.id
 	}
@@ -676,7 +680,10 @@ func (w *Writer) iid(k trace.Kind, form uint16, s string) uint64 {
 
 // nameCache maps a name string by its bytes' address (the rows of one
 // kernel share their name's bytes) to its iid, before the map.
-const nameCacheSize = 1024
+const (
+	nameCacheBits = 10
+	nameCacheSize = 1 << nameCacheBits
+)
 
 type nameCacheEntry struct {
 	ptr  *byte // keeps the bytes alive: the address is not reused
