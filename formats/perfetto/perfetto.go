@@ -33,6 +33,7 @@ package perfetto
 
 import (
 	"fmt"
+	"math/bits"
 	"os"
 	"slices"
 	"strconv"
@@ -872,8 +873,89 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 			w.annot(annotStatus)
 		}
 	}
+	if !w.sliceBegin(start, l.uuid, name, flow, r, dir) {
+		w.sliceBeginSlow(start, l.uuid, name, flow, r, dir)
+	}
+	w.sliceEnd(end, l.uuid, term)
+}
+
+// debugLen is the size of a debug annotation with a uint value.
+func debugLen(v uint64) int { return 2 + 3 + varintLen(v) }
+
+// sliceBegin writes a slice begin packet in one pass, its lengths computed
+// up front, when both fit in one byte and no interned data is due; it
+// reports whether it did. The bytes are those of sliceBeginSlow.
+func (w *Writer) sliceBegin(ts int64, track, name, flow uint64, r *model.Row, dir string) bool {
+	if len(w.newNames) > 0 || len(w.newAnnots) > 0 {
+		return false
+	}
+	te := 2 + 1 + varintLen(track) + 1 + varintLen(name)
+	if flow != 0 {
+		te += 2 + 8
+	}
+	if r != nil {
+		if r.Corr != 0 {
+			te += debugLen(r.Corr)
+		}
+		if r.Bytes != 0 {
+			te += debugLen(r.Bytes)
+		}
+		if dir != "" {
+			if len(dir) >= 0x70 {
+				return false
+			}
+			te += 2 + 3 + varintLen(uint64(len(dir))) + len(dir)
+		}
+		if r.Status != 0 {
+			te += debugLen(r.Status)
+		}
+	}
+	pkt := 1 + varintLen(uint64(ts)) + 1 + varintLen(uint64(w.seq)) + 2 + 1 + 1 + te
+	if pkt >= 0x80 || te >= 0x80 {
+		return false
+	}
+	b := append(w.out, fTracePacket<<3|wireLen, byte(pkt), fPktTimestamp<<3)
+	b = putTime(b, ts)
+	b = append(b, fPktSeqID<<3)
+	b = putVarint(b, uint64(w.seq))
+	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState, fPktTrackEvent<<3|wireLen, byte(te), fTEType<<3, typeSliceBegin, fTETrack<<3)
+	b = putVarint(b, track)
+	b = append(b, fTENameIID<<3)
+	b = putVarint(b, name)
+	if flow != 0 {
+		const tag = fTEFlowIDs<<3 | wireI64
+		b = append(b, tag&0x7f|0x80, tag>>7,
+			byte(flow), byte(flow>>8), byte(flow>>16), byte(flow>>24), byte(flow>>32), byte(flow>>40), byte(flow>>48), byte(flow>>56))
+	}
+	if r != nil {
+		if r.Corr != 0 {
+			b = appendDebugUint(b, annotCorr, r.Corr)
+		}
+		if r.Bytes != 0 {
+			b = appendDebugUint(b, annotBytes, r.Bytes)
+		}
+		if dir != "" {
+			b = append(b, fTEDebug<<3|wireLen, byte(3+varintLen(uint64(len(dir)))+len(dir)), fDANameIID<<3, annotDirection, fDAString<<3|wireLen)
+			b = putVarint(b, uint64(len(dir)))
+			b = append(b, dir...)
+		}
+		if r.Status != 0 {
+			b = appendDebugUint(b, annotStatus, r.Status)
+		}
+	}
+	w.out = b
+	return true
+}
+
+func appendDebugUint(b []byte, a int, v uint64) []byte {
+	b = append(b, fTEDebug<<3|wireLen, byte(3+varintLen(v)), fDANameIID<<3, byte(a), fDAUint<<3)
+	return putVarint(b, v)
+}
+
+// sliceBeginSlow writes a slice begin packet through placeholders.
+func (w *Writer) sliceBeginSlow(start int64, track, name, flow uint64, r *model.Row, dir string) {
 	p := w.begin(start)
-	t := w.teStart(typeSliceBegin, l.uuid)
+	t := w.teStart(typeSliceBegin, track)
 	w.out = putVarint(append(w.out, fTENameIID<<3), name)
 	if flow != 0 {
 		w.fixed64(fTEFlowIDs, flow)
@@ -894,17 +976,9 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 	}
 	w.teEnd(t)
 	w.end(p)
-	w.sliceEnd(end, l.uuid, term)
 }
 
-func varintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
-}
+func varintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // sliceEnd writes a slice end packet, its lengths computed up front.
 func (w *Writer) sliceEnd(ts int64, track, term uint64) {
