@@ -54,6 +54,10 @@ type Row struct {
 	// DevDur is -1 when the trace has no device time for it.
 	DevStart int64
 	DevDur   int64
+
+	// OMP holds an OpenMP row's ids (see OMP); nil on every other row. It
+	// is valid only as long as the row.
+	OMP *OMP
 }
 
 // Unpaired is Row.Dur for a span with only one half in the trace.
@@ -61,10 +65,14 @@ const Unpaired = -1
 
 // KindName returns the row's kind as outputs name it: the begin kind's name
 // without "_begin" ("run", "copy", "memory_alloc"), "region" for a user
-// region, or the instant kind's name ("marker", "dropped").
+// region, or the instant kind's name ("marker", "dropped"); "omp_task" for
+// an OpenMP task's execution segment (Kind OmpTaskSchedule).
 func KindName(k trace.Kind) string {
-	if k == trace.RegionPush {
+	switch k {
+	case trace.RegionPush:
 		return "region"
+	case trace.OmpTaskSchedule:
+		return "omp_task"
 	}
 	return strings.TrimSuffix(k.String(), "_begin")
 }
@@ -140,6 +148,7 @@ type Pairer struct {
 	head, n int
 	row     Row
 	taken   trace.Event // a begin takeBegin took from open
+	omp     *ompState   // OpenMP events (omp.go); nil until the first
 }
 
 // NewPairer returns a Pairer for p that sends rows to sink.
@@ -159,6 +168,9 @@ func (pr *Pairer) Add(e *trace.Event) error {
 	r := &pr.row
 	switch {
 	case s.Pair != trace.KindInvalid && s.Begin:
+		if s.Domain == trace.DomainOpenMP {
+			return pr.ompBegin(e)
+		}
 		return pr.begin(e)
 	case s.Pair != trace.KindInvalid:
 		b := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
@@ -199,6 +211,8 @@ func (pr *Pairer) Add(e *trace.Event) error {
 			}
 		}
 		return pr.half(e)
+	case trace.OmpTaskCreate, trace.OmpTaskSchedule, trace.OmpTaskDependence, trace.OmpTaskDepend:
+		return pr.ompInstant(e)
 	}
 	pr.fill(r, e, nil)
 	return pr.emit(r)
@@ -287,6 +301,10 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 	case trace.Trigger:
 		r.Corr, r.Aux = a[0], a[1]<<8|a[2]&0xff
 		r.Name = trace.TriggerActionName(a[1])
+	default:
+		if b.Kind.Spec().Domain == trace.DomainOpenMP {
+			pr.fillOMP(r, b, e)
+		}
 	}
 	if e != nil {
 		if i := statusArg[e.Kind]; i >= 0 {
@@ -392,6 +410,9 @@ func (pr *Pairer) Flush() error {
 			return err
 		}
 	}
+	if err := pr.ompFlush(); err != nil {
+		return err
+	}
 	// Halves in time order, so the output does not depend on map order.
 	var rest []trace.Event
 	for _, b := range pr.open {
@@ -414,6 +435,7 @@ func (pr *Pairer) Flush() error {
 			return err
 		}
 	}
+	pr.ompReset()
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -317,4 +318,19 @@ func TestWaitIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The OpenMP rows of omptest's trace: pairs with their ids, task segments
+// (one held back until its create is read), creates, depend items and
+// reported dependences; halves for what was still open at the end.
+func TestGoldenOpenMP(t *testing.T) {
+	var buf bytes.Buffer
+	if err := omptest.WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "omp.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "omp.rows", dump(t, path, 0))
 }

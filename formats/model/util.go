@@ -120,6 +120,37 @@ func Format(w io.Writer, p *Process, r *Row) error {
 		}
 		b = fmt.Appendf(b, " dev_dur=%d", r.DevDur)
 	}
+	if o := r.OMP; o != nil {
+		b = append(b, " omp:"...)
+		field("id", o.ID)
+		field("parallel", o.Parallel)
+		field("task", o.Task)
+		field("parent", o.Parent)
+		field("src_task", o.SrcTask)
+		switch {
+		case r.Kind == trace.OmpParallelBegin:
+			field("requested_team", uint64(o.TeamSize))
+		case o.TeamSize != 0:
+			b = fmt.Appendf(b, " thread_num=%d team=%d", o.ThreadNum, o.TeamSize)
+		}
+		field("type", o.Type)
+		field("count", o.Count)
+		field("flags", o.Flags)
+		field("launch", o.Launch)
+		field("address", o.Address)
+		if o.Created != 0 {
+			b = fmt.Appendf(b, " created=%d", o.Created-p.Header.MonoStart)
+		}
+		if o.TaskTime != 0 {
+			b = fmt.Appendf(b, " task_time=%d", o.TaskTime)
+		}
+		if o.Completed {
+			b = append(b, " completed"...)
+		}
+		if o.HasDeps {
+			b = append(b, " has_deps"...)
+		}
+	}
 	b = append(b, '\n')
 	_, err := w.Write(b)
 	return err

@@ -1,0 +1,151 @@
+package omp
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// Tasks are numbered 1.. in creation order; variables are addresses
+// 0xa, 0xb, ...; parent 100 unless a case says otherwise.
+const (
+	in    = model.DepIn
+	out   = model.DepOut
+	inout = model.DepInOut
+	mutex = model.DepMutexInOutSet
+	set   = model.DepInOutSet
+)
+
+func task(id uint64, deps ...uint64) TaskDeps {
+	t := TaskDeps{ID: id, Parent: 100}
+	for i := 0; i < len(deps); i += 2 {
+		t.Deps = append(t.Deps, Dep{Type: deps[i], Address: deps[i+1]})
+	}
+	return t
+}
+
+func edgeList(es []Edge) string {
+	var s []string
+	for _, e := range es {
+		s = append(s, fmt.Sprintf("%d-%d", e.Src, e.Sink))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestDependEdges(t *testing.T) {
+	const a, b, c, d = 0xa, 0xb, 0xc, 0xd
+	for _, tc := range []struct {
+		name  string
+		tasks []TaskDeps
+		want  string
+	}{
+		{"diamond", []TaskDeps{task(1, out, a), task(2, in, a, out, b), task(3, in, a, out, c), task(4, in, b, in, c, out, d)},
+			"1-2 1-3 2-4 3-4"},
+		{"diamond as LLVM reports it (out as inout)", []TaskDeps{task(1, inout, a), task(2, in, a, inout, b), task(3, in, a, inout, c),
+			task(4, in, b, in, c, inout, d)}, "1-2 1-3 2-4 3-4"},
+		{"chain of 5 inout", []TaskDeps{task(1, inout, a), task(2, inout, a), task(3, inout, a), task(4, inout, a), task(5, inout, a)},
+			"1-2 2-3 3-4 4-5"},
+		{"readers between writers", []TaskDeps{task(1, out, a), task(2, in, a), task(3, in, a), task(4, out, a), task(5, in, a)},
+			"1-2 1-3 1-4 2-4 3-4 4-5"},
+		{"first reader has nothing to wait for", []TaskDeps{task(1, in, a), task(2, in, a), task(3, out, a)}, "1-3 2-3"},
+		{"distinct variables are independent", []TaskDeps{task(1, out, a), task(2, out, b), task(3, in, a), task(4, in, b)}, "1-3 2-4"},
+		{"inoutset run: no edges inside, all members before the next in",
+			[]TaskDeps{task(1, out, a), task(2, set, a), task(3, set, a), task(4, set, a), task(5, in, a)},
+			"1-2 1-3 1-4 2-5 3-5 4-5"},
+		{"inoutset run after readers depends on them", []TaskDeps{task(1, out, a), task(2, in, a), task(3, set, a), task(4, set, a), task(5, out, a)},
+			"1-2 1-3 2-3 1-4 2-4 3-5 4-5"},
+		{"a reader splits an inoutset run", []TaskDeps{task(1, set, a), task(2, in, a), task(3, set, a)}, "1-2 1-3 2-3"},
+		{"mutexinoutset runs like inoutset", []TaskDeps{task(1, mutex, a), task(2, mutex, a), task(3, in, a), task(4, mutex, a)},
+			"1-3 2-3 1-4 2-4 3-4"},
+		{"mutexinoutset and inoutset are different runs", []TaskDeps{task(1, mutex, a), task(2, set, a), task(3, mutex, a)}, "1-2 2-3"},
+		{"only siblings depend on each other", []TaskDeps{task(1, out, a), {ID: 2, Parent: 7, Deps: []Dep{{a, in}}}, task(3, in, a)}, "1-3"},
+		{"an edge given by two variables comes once, with the first",
+			[]TaskDeps{task(1, out, a, out, b), task(2, in, a, in, b)}, "1-2"},
+		{"no self edge from two items of one task", []TaskDeps{task(1, in, a, out, a), task(2, in, a)}, "1-2"},
+		{"doacross and unknown types give none", []TaskDeps{task(1, model.DepSource, a), task(2, model.DepSink, a), task(3, 99, a)}, ""},
+		{"no tasks", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DependEdges(tc.tasks)
+			if s := edgeList(got); s != tc.want {
+				t.Errorf("edges %q, want %q", s, tc.want)
+			}
+			for _, e := range got {
+				if e.Source != FromDepend || e.Address == 0 {
+					t.Errorf("edge %+v: want source depend and an address", e)
+				}
+			}
+		})
+	}
+}
+
+func TestEdgeAddress(t *testing.T) {
+	es := DependEdges([]TaskDeps{task(1, out, 0xa, out, 0xb), task(2, in, 0xb, in, 0xa)})
+	if len(es) != 1 || es[0].Address != 0xb {
+		t.Errorf("got %+v, want one edge 1-2 at 0xb (the first item of the sink that gives it)", es)
+	}
+}
+
+func TestSourceString(t *testing.T) {
+	for s, want := range map[Source]string{FromDepend: "depend", FromRuntime: "runtime", FromDepend | FromRuntime: "both", 0: ""} {
+		if got := s.String(); got != want {
+			t.Errorf("%d: %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestLongestPaths(t *testing.T) {
+	g := NewGraph()
+	exec := map[uint64]int64{1: 10, 2: 15, 3: 20, 4: 30, 5: 5}
+	for id := uint64(1); id <= 5; id++ {
+		tk := g.task(id, int64(id))
+		tk.HasCreate, tk.Created, tk.Exec = true, int64(id), exec[id]
+	}
+	edges := []Edge{{Src: 1, Sink: 2}, {Src: 1, Sink: 3}, {Src: 2, Sink: 4}, {Src: 3, Sink: 4}, {Src: 4, Sink: 5},
+		{Src: 5, Sink: 1}} // backwards: left out
+	d := g.LongestPaths(edges)
+	want := map[uint64]int64{1: 10, 2: 25, 3: 30, 4: 60, 5: 65}
+	for id, w := range want {
+		if d[id] != w {
+			t.Errorf("task %d: %d, want %d", id, d[id], w)
+		}
+	}
+}
+
+// The union of reconstructed and reported edges, by creation order.
+func TestGraphEdges(t *testing.T) {
+	g := NewGraph()
+	row := func(k model.Row, o model.OMP) { k.OMP = &o; g.Add(&k) }
+	create := func(id uint64, at int64) {
+		row(model.Row{Kind: trace.OmpTaskCreate, Start: at}, model.OMP{ID: id, Task: id, Parent: 9})
+	}
+	dep := func(id, addr, typ uint64) {
+		row(model.Row{Kind: trace.OmpTaskDepend}, model.OMP{ID: id, Task: id, Address: addr, Type: typ})
+	}
+	pair := func(src, sink uint64) {
+		row(model.Row{Kind: trace.OmpTaskDependence, Start: 5}, model.OMP{ID: sink, Task: sink, SrcTask: src})
+	}
+	// Created in the order 30, 10, 20 (ids do not give the order).
+	create(30, 1)
+	dep(30, 0xa, out)
+	create(10, 2)
+	dep(10, 0xa, in)
+	pair(30, 10)
+	create(20, 3)
+	dep(20, 0xa, out)
+	pair(30, 20) // implied through 10 by the clauses: the runtime reports it
+	pair(40, 20) // a task the trace has no create of
+	es := g.Edges()
+	var got []string
+	for _, e := range es {
+		got = append(got, fmt.Sprintf("%d-%d %s %#x", e.Src, e.Sink, e.Source, e.Address))
+	}
+	want := []string{"30-10 both 0xa", "30-20 both 0xa", "10-20 depend 0xa", "40-20 runtime 0x0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("edges\n%q\nwant\n%q", got, want)
+	}
+}

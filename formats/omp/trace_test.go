@@ -1,0 +1,128 @@
+package omp
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+type readBack struct {
+	g         *Graph
+	regions   map[uint64]int // parallel region -> implicit tasks (rows, halves included)
+	parallels int
+	segments  map[uint64][]*model.Row
+}
+
+func read(t *testing.T, path string) *readBack {
+	t.Helper()
+	rb := &readBack{g: NewGraph(), regions: map[uint64]int{}, segments: map[uint64][]*model.Row{}}
+	_, err := model.Read(path, 0, model.Options{}, func(p *model.Process, r *model.Row) error {
+		rb.g.Add(r)
+		switch r.Kind {
+		case trace.OmpParallelBegin:
+			rb.parallels++
+		case trace.OmpImplicitTaskBegin:
+			rb.regions[r.OMP.Parallel]++
+		case trace.OmpTaskSchedule:
+			c := *r
+			o := *r.OMP
+			c.OMP = &o
+			rb.segments[o.Task] = append(rb.segments[o.Task], &c)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rb
+}
+
+func edgeStrings(es []Edge) []string {
+	var s []string
+	for _, e := range es {
+		s = append(s, fmt.Sprintf("%d-%d %s %#x", e.Src, e.Sink, e.Source, e.Address))
+	}
+	return s
+}
+
+// A real trace: t1.c (testdata) run with LLVM's libomp under the runtime
+// (openmp.scope = "all"): a parallel for, then a single that creates the
+// diamond a -> b, c -> d with depend clauses.
+func TestRealDiamond(t *testing.T) {
+	rb := read(t, filepath.Join("testdata", "t1.occatrace"))
+	// Tasks in creation order are a, b, c, d.
+	ts := rb.g.Tasks()
+	if len(ts) != 4 {
+		t.Fatalf("%d tasks, want 4", len(ts))
+	}
+	a, b, c, d := ts[0].ID, ts[1].ID, ts[2].ID, ts[3].ID
+	var got [][2]uint64
+	for _, e := range rb.g.Edges() {
+		got = append(got, [2]uint64{e.Src, e.Sink})
+		if e.Source&FromDepend == 0 {
+			t.Errorf("edge %+v not from the depend clauses", e)
+		}
+	}
+	if want := [][2]uint64{{a, b}, {a, c}, {b, d}, {c, d}}; !slices.Equal(got, want) {
+		t.Errorf("edges %v, want the diamond %v", got, want)
+	}
+	for _, tk := range ts {
+		segs := rb.segments[tk.ID]
+		if len(segs) != 1 || !segs[0].OMP.Completed || segs[0].Dur <= 0 || segs[0].OMP.Created != tk.Created {
+			t.Errorf("task %d: segments %v, want one completed segment", tk.ID, segs)
+		}
+		if !tk.HasCreate || !tk.Completed || tk.Segments != 1 || tk.Parent != ts[0].Parent {
+			t.Errorf("task %+v: want created, completed, one segment, a sibling of the others", tk)
+		}
+	}
+	if rb.parallels != 2 || len(rb.regions) != 2 {
+		t.Errorf("%d parallel rows, implicit tasks by region %v: want 2 regions", rb.parallels, rb.regions)
+	}
+	for par, n := range rb.regions {
+		if n != 2 {
+			t.Errorf("region %d: %d implicit tasks, want 2", par, n)
+		}
+	}
+}
+
+func TestSyntheticEdges(t *testing.T) {
+	var buf bytes.Buffer
+	if err := omptest.WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "omp.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rb := read(t, path)
+	got := edgeStrings(rb.g.Edges())
+	want := []string{"310-311 both 0xa0", "310-312 both 0xa0", "311-313 depend 0xb0", "312-313 both 0xc0", "313-314 runtime 0x0",
+		"510-511 both 0xe0", "511-512 depend 0xe0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("edges\n%q\nwant\n%q", got, want)
+	}
+	dist := rb.g.LongestPaths(rb.g.Edges())
+	for id, w := range map[uint64]int64{310: 10e3, 311: 25e3, 312: 30e3, 313: 60e3, 314: 65e3, 510: 10e3, 511: 20e3, 512: 30e3, 520: 0} {
+		if dist[id] != w {
+			t.Errorf("longest path to %d: %d, want %d", id, dist[id], w)
+		}
+	}
+	for id, w := range map[uint64]struct {
+		exec      int64
+		segs      int
+		completed bool
+	}{310: {10e3, 1, true}, 311: {15e3, 2, true}, 312: {20e3, 1, true}, 313: {30e3, 1, true}, 314: {5e3, 1, true},
+		510: {10e3, 1, true}, 511: {10e3, 1, true}, 512: {10e3, 1, true}, 520: {0, 1, false}} {
+		tk := rb.g.Task(id)
+		if tk == nil || tk.Exec != w.exec || tk.Segments != w.segs || tk.Completed != w.completed || !tk.HasCreate {
+			t.Errorf("task %d: %+v, want %+v", id, tk, w)
+		}
+	}
+}
