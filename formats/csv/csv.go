@@ -4,7 +4,9 @@
 // (formats/parquet/SCHEMA.md) in the same order. Times (start,
 // device_start) are unix ns as integers; device_start is empty when the
 // launch has no device time. The process table (_processes.csv) is written
-// by WriteProcesses.
+// by WriteProcesses. A trace with OpenMP rows also gets the OpenMP tables
+// (omp.Record, omp.EdgeRecord) in the omp.Dir subdirectory, with the same
+// columns as their Parquet files (created empty when unknown).
 package csv
 
 import (
@@ -14,10 +16,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp"
 )
 
 // Writer writes one process's rows to one CSV file.
@@ -27,6 +31,19 @@ type Writer struct {
 	fl  *model.Flattener
 	rec model.Record
 	b   []byte
+	omp ompTables
+}
+
+// ompTables writes the OpenMP table of a trace as its rows come and its
+// dependences table on Close.
+type ompTables struct {
+	events string // the events table's path
+	p      *model.Process
+	f      *os.File
+	bw     *bufio.Writer
+	fl     *omp.Flattener
+	rec    omp.Record
+	graph  *omp.Graph
 }
 
 // Create makes the file at path for process p and writes the header row.
@@ -35,13 +52,16 @@ func Create(path string, p *model.Process) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), fl: model.NewFlattener(p)}
+	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), fl: model.NewFlattener(p), omp: ompTables{events: path}}
 	w.bw.WriteString(strings.Join(model.Columns, ",") + "\r\n")
 	return w, nil
 }
 
 // Add writes one row; it has the model.Sink signature.
 func (w *Writer) Add(p *model.Process, r *model.Row) error {
+	if r.OMP != nil {
+		return w.omp.add(p, r, &w.b)
+	}
 	w.fl.Flatten(&w.rec, r)
 	w.b = AppendRecord(w.b[:0], &w.rec)
 	_, err := w.bw.Write(w.b)
@@ -90,16 +110,141 @@ func appendField(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// Close finishes the file.
+// Close finishes the file, and the OpenMP tables when the trace had OpenMP
+// rows.
 func (w *Writer) Close(*model.Result) error {
 	err := w.bw.Flush()
 	if e := w.f.Close(); err == nil {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", w.f.Name(), err)
+		err = fmt.Errorf("%s: %w", w.f.Name(), err)
+	}
+	if e := w.omp.close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// create makes the file of table for the trace and writes its header row.
+func (t *ompTables) create(table string, columns []string) (*os.File, *bufio.Writer, error) {
+	path := omp.TablePath(t.events, table)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	bw.WriteString(strings.Join(columns, ",") + "\r\n")
+	return f, bw, nil
+}
+
+// add writes an OpenMP row: to the OpenMP table (made at the first) and,
+// for task rows, to the graph of the dependences table.
+func (t *ompTables) add(p *model.Process, r *model.Row, b *[]byte) error {
+	if t.graph == nil {
+		t.graph, t.p = omp.NewGraph(), p
+	}
+	t.graph.Add(r)
+	if !omp.InTable(r) {
+		return nil
+	}
+	if t.f == nil {
+		var err error
+		if t.f, t.bw, err = t.create(omp.TableRows, omp.Columns); err != nil {
+			return err
+		}
+		t.fl = omp.NewFlattener(p)
+	}
+	t.fl.Flatten(&t.rec, r)
+	*b = AppendOMPRecord((*b)[:0], &t.rec)
+	_, err := t.bw.Write(*b)
+	return err
+}
+
+// close finishes the OpenMP table and writes the dependences table, when
+// the trace had tasks.
+func (t *ompTables) close() error {
+	if t.f != nil {
+		err := t.bw.Flush()
+		if e := t.f.Close(); err == nil {
+			err = e
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.f.Name(), err)
+		}
+	}
+	if t.graph == nil || t.graph.Empty() {
+		return nil
+	}
+	f, bw, err := t.create(omp.TableDependences, omp.EdgeColumns)
+	if err != nil {
+		return err
+	}
+	var b []byte
+	for _, e := range omp.EdgeRecords(t.p, t.graph) {
+		b = AppendEdgeRecord(b[:0], &e)
+		bw.Write(b)
+	}
+	err = bw.Flush()
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return nil
+}
+
+// AppendOMPRecord appends r as one CSV line (with CRLF).
+func AppendOMPRecord(b []byte, r *omp.Record) []byte {
+	i := func(v int64) { b = strconv.AppendInt(b, v, 10); b = append(b, ',') }
+	s := func(v string) { b = appendField(b, v); b = append(b, ',') }
+	i(int64(r.Rank))
+	s(r.Host)
+	i(r.PID)
+	i(int64(r.Thread))
+	i(r.TID)
+	s(r.Kind)
+	i(r.Start)
+	i(r.Duration)
+	i(r.ID)
+	i(r.Parallel)
+	i(r.Task)
+	i(r.Parent)
+	i(int64(r.ThreadNum))
+	i(int64(r.TeamSize))
+	i(int64(r.Type))
+	s(r.TypeName)
+	i(r.Count)
+	i(r.Flags)
+	i(r.Launch)
+	i(int64(r.Status))
+	s(strconv.FormatBool(r.Completed))
+	if r.Created != 0 {
+		b = strconv.AppendInt(b, r.Created, 10)
+	}
+	b = append(b, ',')
+	i(r.Address)
+	b = strconv.AppendInt(b, r.TaskTime, 10)
+	return append(b, '\r', '\n')
+}
+
+// AppendEdgeRecord appends e as one CSV line (with CRLF).
+func AppendEdgeRecord(b []byte, e *omp.EdgeRecord) []byte {
+	i := func(v int64) { b = strconv.AppendInt(b, v, 10); b = append(b, ',') }
+	i(int64(e.Rank))
+	b = append(appendField(b, e.Host), ',')
+	i(e.PID)
+	i(e.Src)
+	i(e.Sink)
+	b = append(appendField(b, e.Source), ',')
+	i(e.Address)
+	i(e.Parent)
+	b = strconv.AppendInt(b, e.Launch, 10)
+	return append(b, '\r', '\n')
 }
 
 // FileName is the name of rank's file in an output directory.

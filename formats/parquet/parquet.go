@@ -1,14 +1,17 @@
 // Package parquet writes model rows as Parquet files: one file per trace
 // (rank), zstd-compressed, in row groups of at most RowGroupRows rows, with
 // the schema of SCHEMA.md (model.Record) and the process description as
-// key-value metadata.
+// key-value metadata. A trace with OpenMP rows also gets the OpenMP tables
+// (omp.Record, omp.EdgeRecord) in the omp.Dir subdirectory.
 package parquet
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp"
 )
 
 // RowGroupRows bounds a row group: parquet-go keeps a whole row group in
@@ -35,6 +39,9 @@ const (
 // Epoch explains the time columns; it is KeyEpoch's value.
 const Epoch = "start and device_start are unix time in ns (UTC), from the trace's CLOCK_MONOTONIC times as mono - mono_start + wall_start (occa-tools FORMAT.md §2)"
 
+// EpochOpenMP is KeyEpoch's value in the OpenMP table.
+const EpochOpenMP = "start and created are unix time in ns (UTC), from the trace's CLOCK_MONOTONIC times as mono - mono_start + wall_start (occa-tools FORMAT.md §2)"
+
 // Writer writes one process's rows to one Parquet file.
 type Writer struct {
 	f    *os.File
@@ -43,6 +50,20 @@ type Writer struct {
 	fl   *model.Flattener
 	buf  []model.Record
 	rows int64
+	omp  *ompTables // nil until the first OpenMP row
+}
+
+// ompTables writes the OpenMP table of a trace as its rows come and its
+// dependences table on Close.
+type ompTables struct {
+	events string // the events table's path
+	p      *model.Process
+	f      *os.File
+	bw     *bufio.Writer
+	w      *pq.GenericWriter[omp.Record]
+	fl     *omp.Flattener
+	buf    []omp.Record
+	graph  *omp.Graph
 }
 
 // Create makes the file at path for process p.
@@ -52,21 +73,34 @@ func Create(path string, p *model.Process) (*Writer, error) {
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
+	w := newWriter[model.Record](bw, p, model.SchemaVersion, Epoch)
+	return &Writer{f: f, bw: bw, w: w, fl: model.NewFlattener(p), buf: make([]model.Record, 0, batch),
+		omp: &ompTables{events: path}}, nil
+}
+
+// newWriter returns a writer of T rows with the options and metadata every
+// table has (no epoch when epoch is "").
+func newWriter[T any](w io.Writer, p *model.Process, version, epoch string) *pq.GenericWriter[T] {
 	info, _ := json.Marshal(model.Info(p, nil))
-	w := pq.NewGenericWriter[model.Record](bw,
+	opts := []pq.WriterOption{
 		pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		pq.MaxRowsPerRowGroup(RowGroupRows),
-		pq.PageBufferSize(256<<10),
+		pq.PageBufferSize(256 << 10),
 		pq.CreatedBy("occa-tools", "", ""),
-		pq.KeyValueMetadata(KeySchemaVersion, model.SchemaVersion),
-		pq.KeyValueMetadata(KeyEpoch, Epoch),
-		pq.KeyValueMetadata(KeyProcess, string(info)),
-	)
-	return &Writer{f: f, bw: bw, w: w, fl: model.NewFlattener(p), buf: make([]model.Record, 0, batch)}, nil
+		pq.KeyValueMetadata(KeySchemaVersion, version),
+	}
+	if epoch != "" {
+		opts = append(opts, pq.KeyValueMetadata(KeyEpoch, epoch))
+	}
+	opts = append(opts, pq.KeyValueMetadata(KeyProcess, string(info)))
+	return pq.NewGenericWriter[T](w, opts...)
 }
 
 // Add writes one row; it has the model.Sink signature.
 func (w *Writer) Add(p *model.Process, r *model.Row) error {
+	if r.OMP != nil {
+		return w.omp.add(p, r)
+	}
 	w.buf = w.buf[:len(w.buf)+1]
 	w.fl.Flatten(&w.buf[len(w.buf)-1], r)
 	if len(w.buf) == cap(w.buf) {
@@ -88,8 +122,9 @@ func (w *Writer) flush() error {
 // Rows returns the rows written so far.
 func (w *Writer) Rows() int64 { return w.rows + int64(len(w.buf)) }
 
-// Close finishes the file. res, when not nil, updates the process metadata
-// with what reading the whole trace learned (drops, completeness).
+// Close finishes the file, and the OpenMP tables when the trace had OpenMP
+// rows. res, when not nil, updates the process metadata with what reading
+// the whole trace learned (drops, completeness).
 func (w *Writer) Close(res *model.Result) error {
 	err := w.flush()
 	if res != nil {
@@ -106,7 +141,104 @@ func (w *Writer) Close(res *model.Result) error {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", w.f.Name(), err)
+		err = fmt.Errorf("%s: %w", w.f.Name(), err)
+	}
+	if e := w.omp.close(res); err == nil {
+		err = e
+	}
+	return err
+}
+
+// add writes an OpenMP row: to the OpenMP table (made at the first) and,
+// for task rows, to the graph of the dependences table.
+func (t *ompTables) add(p *model.Process, r *model.Row) error {
+	if t.graph == nil {
+		t.graph, t.p = omp.NewGraph(), p
+	}
+	t.graph.Add(r)
+	if !omp.InTable(r) {
+		return nil
+	}
+	if t.w == nil {
+		path := omp.TablePath(t.events, omp.TableRows)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		t.f, t.bw = f, bufio.NewWriterSize(f, 1<<20)
+		t.w = newWriter[omp.Record](t.bw, p, omp.SchemaVersion, EpochOpenMP)
+		t.fl = omp.NewFlattener(p)
+		t.buf = make([]omp.Record, 0, batch)
+	}
+	t.buf = t.buf[:len(t.buf)+1]
+	t.fl.Flatten(&t.buf[len(t.buf)-1], r)
+	if len(t.buf) == cap(t.buf) {
+		return t.flush()
+	}
+	return nil
+}
+
+func (t *ompTables) flush() error {
+	_, err := t.w.Write(t.buf)
+	t.buf = t.buf[:0]
+	return err
+}
+
+// close finishes the OpenMP table and writes the dependences table, when
+// the trace had tasks.
+func (t *ompTables) close(res *model.Result) error {
+	var err error
+	if t.w != nil {
+		err = t.flush()
+		if res != nil {
+			info, _ := json.Marshal(model.Info(res.Process, res))
+			t.w.SetKeyValueMetadata(KeyProcess, string(info))
+		}
+		if e := t.w.Close(); err == nil {
+			err = e
+		}
+		if e := t.bw.Flush(); err == nil {
+			err = e
+		}
+		if e := t.f.Close(); err == nil {
+			err = e
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.f.Name(), err)
+		}
+	}
+	if t.graph == nil || t.graph.Empty() {
+		return nil
+	}
+	path := omp.TablePath(t.events, omp.TableDependences)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	w := newWriter[omp.EdgeRecord](bw, t.p, omp.SchemaVersion, "")
+	if res != nil {
+		info, _ := json.Marshal(model.Info(res.Process, res))
+		w.SetKeyValueMetadata(KeyProcess, string(info))
+	}
+	_, err = w.Write(omp.EdgeRecords(t.p, t.graph))
+	if e := w.Close(); err == nil {
+		err = e
+	}
+	if e := bw.Flush(); err == nil {
+		err = e
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

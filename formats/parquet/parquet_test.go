@@ -11,6 +11,8 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp"
+	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -92,5 +94,106 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(dumped, wantDump) {
 		t.Errorf("dump differs from %s (go test -update):\n%s", golden, dumped)
+	}
+}
+
+// convert writes the trace at in as the convert command does, into dir.
+func convert(t *testing.T, in, dir string) {
+	t.Helper()
+	var w *Writer
+	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
+		var err error
+		w, err = Create(filepath.Join(dir, FileName(p.Rank)), p)
+		return err
+	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(res); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dumpTable appends the schema, the metadata and the rows of a Parquet file
+// of T rows to dump.
+func dumpTable[T any](t *testing.T, dump *bytes.Buffer, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	rows, err := pq.Read[T](f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := pq.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(dump, "== %s\n%s\n", filepath.Base(path), pf.Schema())
+	for _, k := range []string{KeySchemaVersion, KeyEpoch, KeyProcess} {
+		v, ok := pf.Lookup(k)
+		if ok {
+			fmt.Fprintf(dump, "%s = %s\n", k, v)
+		}
+	}
+	fmt.Fprintf(dump, "rows %d\n", pf.NumRows())
+	for _, r := range rows {
+		fmt.Fprintf(dump, "%+v\n", r)
+	}
+	return rows
+}
+
+// The OpenMP rows of omptest's trace go to the OpenMP table, not to the
+// events table (which keeps its two launches); the dependences table holds
+// the edges.
+func TestOpenMP(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := omptest.WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "omp.occatrace")
+	os.WriteFile(in, buf.Bytes(), 0o644)
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	convert(t, in, out)
+	var dump bytes.Buffer
+	events := dumpTable[model.Record](t, &dump, filepath.Join(out, "events-rank00003.parquet"))
+	rows := dumpTable[omp.Record](t, &dump, filepath.Join(out, "_openmp", "openmp-rank00003.parquet"))
+	edges := dumpTable[omp.EdgeRecord](t, &dump, filepath.Join(out, "_openmp", "dependences-rank00003.parquet"))
+	if len(events) != 2 || len(rows) != 54 || len(edges) != 7 {
+		t.Errorf("%d events, %d OpenMP rows, %d edges; want 2, 54, 7", len(events), len(rows), len(edges))
+	}
+	dumped := bytes.ReplaceAll(dump.Bytes(), []byte(dir), []byte("$DIR"))
+	golden := filepath.Join("testdata", "omp.dump")
+	if *update {
+		os.WriteFile(golden, dumped, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dumped, want) {
+		t.Errorf("dump differs from %s (go test -update):\n%s", golden, dumped)
+	}
+}
+
+// A trace without OpenMP rows gets no OpenMP tables.
+func TestNoOpenMPTables(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := tracetest.WriteSmall(&buf, tracetest.SmallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "small.occatrace")
+	os.WriteFile(in, buf.Bytes(), 0o644)
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	convert(t, in, out)
+	if _, err := os.Stat(filepath.Join(out, omp.Dir)); !os.IsNotExist(err) {
+		t.Errorf("%s: %v, want none", omp.Dir, err)
 	}
 }

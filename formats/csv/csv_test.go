@@ -1,0 +1,78 @@
+package csv
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp"
+	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// convert writes the trace in (written by write) as the convert command
+// does, into a new directory, and returns that directory.
+func convert(t *testing.T, write func(*bytes.Buffer) error) string {
+	t.Helper()
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.occatrace")
+	os.WriteFile(in, buf.Bytes(), 0o644)
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	var w *Writer
+	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
+		var err error
+		w, err = Create(filepath.Join(out, FileName(p.Rank)), p)
+		return err
+	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(res); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The OpenMP rows of omptest's trace go to the OpenMP table, the edges to
+// the dependences table; the events table keeps the two launches.
+func TestOpenMP(t *testing.T) {
+	out := convert(t, func(b *bytes.Buffer) error { return omptest.WriteSmall(b) })
+	var dump bytes.Buffer
+	for _, name := range []string{"events-rank00003.csv", "_openmp/openmp-rank00003.csv", "_openmp/dependences-rank00003.csv"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&dump, "== %s\n%s", name, b)
+	}
+	golden := filepath.Join("testdata", "omp.csv")
+	if *update {
+		os.WriteFile(golden, dump.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dump.Bytes(), want) {
+		t.Errorf("output differs from %s (go test -update):\n%s", golden, dump.Bytes())
+	}
+}
+
+// A trace without OpenMP rows gets no OpenMP tables.
+func TestNoOpenMPTables(t *testing.T) {
+	out := convert(t, func(b *bytes.Buffer) error { return tracetest.WriteSmall(b, tracetest.SmallOptions{}) })
+	if _, err := os.Stat(filepath.Join(out, omp.Dir)); !os.IsNotExist(err) {
+		t.Errorf("%s: %v, want none", omp.Dir, err)
+	}
+}
