@@ -119,7 +119,9 @@ omp-programs: $(BUILD)/lib/libocca_tools.so
 	  echo "$(OMP_CC) -fopenmp ... -o $(OMP_PROGRAMS) tests/openmp/programs/programs.c"; \
 	  mkdir -p $(TEST_BIN) && \
 	  $(OMP_CC) -O2 -g -std=c11 -fopenmp -Wall -Wextra -Werror -Iruntime/include -o $(OMP_PROGRAMS) \
-	    tests/openmp/programs/programs.c -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib'; \
+	    tests/openmp/programs/programs.c -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' && \
+	  $(OMP_CC) -O2 -g -std=c11 -fopenmp -Wall -Wextra -Werror -DPLAIN -o $(OMP_PROGRAMS)-plain \
+	    tests/openmp/programs/programs.c; \
 	else echo "omp-programs: skipped: no $(OMP_CC) with OpenMP (apt-get install clang libomp-dev)"; fi
 
 # The stand-in libocca and the OCCA-like programs that test the OCCA

@@ -377,6 +377,45 @@ func TestDisable(t *testing.T) {
 	}
 }
 
+// A program that does not link libocca_tools gets the tool through
+// OMP_TOOL_LIBRARIES, which libomp loads itself.
+func TestToolLibraries(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "trace.toml")
+	if err := os.WriteFile(cfg, []byte(all+"\n[output]\ndirectory = \""+dir+"/out\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(filepath.Dir(programs), "..", "lib", "libocca_tools.so.1")
+	cmd := exec.Command(programs+"-plain", "chain", "3")
+	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OMP_TOOL_LIBRARIES="+lib)
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "ok x=7\n" {
+		t.Fatalf("omp-programs-plain: %v, %q", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
+	if len(files) != 1 {
+		t.Fatalf("want 1 trace, got %v", files)
+	}
+	r, c, err := trace.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	creates := 0
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			break
+		}
+		if e.Kind == trace.OmpTaskCreate {
+			creates++
+		}
+	}
+	if creates != 3 {
+		t.Errorf("task creates: %d, want 3", creates)
+	}
+}
+
 // Without a config no OpenMP tool is started and no trace is written.
 func TestUntraced(t *testing.T) {
 	dir := t.TempDir()

@@ -16,6 +16,8 @@
  *   omp-programs loops T R N        R parallel fors of N iterations on T
  *                                   threads, timed (the benchmark)
  * A last argument -no-pause skips the OpenMP pause at exit (see finish).
+ * Built with -DPLAIN it does not link libocca_tools (no kernel mode): the
+ * tool is then loaded through OMP_TOOL_LIBRARIES.
  *
  * Each prints one line of results ("ok ..."); the tests count the events. */
 #define _POSIX_C_SOURCE 200809L
@@ -25,7 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+#ifndef PLAIN
 #include "occa_tools.h"
+#endif
 
 static double work(int i) { return (double)(i % 7) * 0.5; }
 
@@ -91,6 +95,7 @@ static int chain(int n) {
   return 0;
 }
 
+#ifndef PLAIN
 static int kernel(int threads) {
   occa_tools_api_t api = {sizeof api, 0, 0, NULL, NULL};
   occa_tools_connect(OCCA_TOOLS_ABI_VERSION, "omp-programs", &api);
@@ -108,6 +113,7 @@ static int kernel(int threads) {
   printf("ok sum=%g launch=%llu\n", sum, (unsigned long long)run.correlation_id);
   return 0;
 }
+#endif
 
 static int loops(int threads, int rounds, int n) {
   double *x = calloc((size_t)n, sizeof *x);
@@ -157,8 +163,10 @@ static int run(int argc, char **argv) {
     return diamond();
   if (!strcmp(mode, "chain") && a > 0)
     return chain(a);
+#ifndef PLAIN
   if (!strcmp(mode, "kernel") && a > 0)
     return kernel(a);
+#endif
   if (!strcmp(mode, "loops") && a > 0 && b > 0 && c > 0)
     return loops(a, b, c);
   fprintf(stderr, "usage: omp-programs parallel-for T N | nested T U | diamond | chain N | kernel T | loops T R N\n");
