@@ -22,6 +22,7 @@ type batch struct {
 	p    *model.Process
 	rows []ent
 	full []model.Row // rows of kinds other than launches and copies
+	omps []model.OMP // the OMP of each row of full that has one, in order
 }
 
 // ent is a batch entry: of a launch or a copy, only what the summing reads
@@ -88,6 +89,9 @@ func (c *Collector) push(p *model.Process, r *model.Row) {
 		return
 	}
 	b.full = append(b.full, *r)
+	if r.OMP != nil { // the row's OMP is the Pairer's: keep a copy
+		b.omps = append(b.omps, *r.OMP)
+	}
 	e.kind, e.full = r.Kind, int32(len(b.full))
 }
 
@@ -114,7 +118,7 @@ func (c *Collector) take(p *model.Process) {
 			q.cur = <-q.free
 		}
 	}
-	q.cur.p, q.cur.rows, q.cur.full = p, q.cur.rows[:0], q.cur.full[:0]
+	q.cur.p, q.cur.rows, q.cur.full, q.cur.omps = p, q.cur.rows[:0], q.cur.full[:0], q.cur.omps[:0]
 }
 
 func (q *pipe) send() {
@@ -124,9 +128,15 @@ func (q *pipe) send() {
 
 func (c *Collector) worker(work <-chan *batch, free chan<- *batch, done chan<- struct{}) {
 	for b := range work {
+		k := 0
 		for i := range b.rows {
 			if e := &b.rows[i]; e.full != 0 {
-				c.add(b.p, &b.full[e.full-1])
+				r := &b.full[e.full-1]
+				if r.OMP != nil {
+					r.OMP = &b.omps[k]
+					k++
+				}
+				c.add(b.p, r)
 			} else {
 				c.addEnt(b.p, e)
 			}

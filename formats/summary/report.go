@@ -104,6 +104,9 @@ func (c *Collector) Report() *Report {
 			d.N, Dur(d.Sum), Dur(d.Avg()), Dur(d.Median()), Dur(d.Min), Dur(d.Max)})
 	}
 	rep.Tables = append(rep.Tables, kt)
+	if ot := c.ompTable(); ot != nil {
+		rep.Tables = append(rep.Tables, ot)
+	}
 
 	// Copies.
 	ct := &Table{Name: "copies", Title: "Memory traffic per direction (bandwidth = bytes / summed time)",

@@ -94,6 +94,9 @@ type Collector struct {
 	copyBy  [16]*copyStats
 	kernBy  []kernSlot // the last process's kernels by id
 
+	omp   map[*model.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
+	ompBy map[string]*ompStats        // OpenMP figures by kernel
+
 	pipe pipe
 }
 
@@ -219,8 +222,22 @@ func (c *Collector) add(p *model.Process, r *model.Row) {
 	case trace.Dropped:
 		rs.dropRows += r.Bytes
 		rs.dropBy[r.Name] += r.Bytes
+	default:
+		if r.OMP != nil {
+			c.addOMP(p, r)
+		}
 	}
 }
+
+// apiKind tells the kinds whose paired rows are host API calls: the
+// begins, but not OpenMP's.
+var apiKind = func() (a [256]bool) {
+	for k := range a {
+		s := trace.Kind(k).Spec()
+		a[k] = s != nil && s.Begin && s.Domain != trace.DomainOpenMP
+	}
+	return a
+}()
 
 // span sums what every row gives: the rank's time range, and for a paired
 // API call its time and busy interval.
@@ -231,7 +248,7 @@ func (c *Collector) span(rs *rankStats, kind trace.Kind, start, dur int64) {
 	}
 	rs.seen = true
 	rs.last = max(rs.last, end)
-	if dur != model.Unpaired && kind.Spec() != nil && kind.Spec().Begin {
+	if dur != model.Unpaired && apiKind[kind] {
 		d := c.apiBy[kind]
 		if d == nil {
 			d = getOr(c.api, model.KindName(kind))
@@ -302,6 +319,7 @@ func (c *Collector) runDevice(p *model.Process, k *kernelStats, e *ent) {
 func (c *Collector) Finish(res *model.Result) {
 	c.sync()
 	p := res.Process
+	c.ompFinish(p)
 	rs := c.rank(p)
 	rs.files++
 	rs.events += res.Events
@@ -348,6 +366,12 @@ func Merge(cs ...*Collector) *Collector {
 		}
 		for k, v := range c.api {
 			getOr(out.api, k).Merge(v)
+		}
+		for k, v := range c.ompBy {
+			if out.ompBy == nil {
+				out.ompBy = map[string]*ompStats{}
+			}
+			getOr(out.ompBy, k).merge(v)
 		}
 		for k, v := range c.devices {
 			o := getOr(out.devices, k)

@@ -1,0 +1,268 @@
+package summary
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp"
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// The OpenMP section: per OCCA kernel (and for OpenMP outside launches),
+// from the OpenMP rows (model.OMP).
+//
+// Parallel regions: an implicit task's busy time is its length less its
+// idle time, the time its own sync waits (barriers, taskwait, ...) lasted
+// less the time explicit tasks ran on its thread during them (a thread
+// that runs tasks in a barrier is not idle). A region's imbalance is the
+// busiest thread's busy time over the mean busy time of its team; a
+// kernel's is the sum over its regions of the former over the sum of the
+// latter (so long regions weigh more). The wait share is the summed idle
+// time over the summed implicit task time. Implicit tasks with a missing
+// half count as tasks but not in the times.
+//
+// Tasks: explicit tasks created and completed, their summed execution
+// (segments), and the critical path of the dependence graph (omp.Graph,
+// each task weighing its execution): per launch the longest path among the
+// launch's tasks, summed over the kernel's launches; the tasks created
+// outside launches are one graph.
+
+// OutsideKernels names the OpenMP activity outside OCCA kernel launches.
+const OutsideKernels = "(outside kernels)"
+
+// UnknownKernel names a launch whose kernel the trace does not give.
+const UnknownKernel = "(unknown kernel)"
+
+type ompStats struct {
+	launches           int64
+	regions, implicit  int64
+	maxBusy            int64   // summed over regions: the busiest thread's busy time
+	meanBusy           float64 // summed over regions: the team's mean busy time
+	implicitNS, idleNS int64
+	created, completed int64
+	taskNS, criticalNS int64
+	tasks              int64 // tasks with a row, created here or not
+}
+
+func (s *ompStats) merge(o *ompStats) {
+	s.launches += o.launches
+	s.regions += o.regions
+	s.implicit += o.implicit
+	s.maxBusy += o.maxBusy
+	s.meanBusy += o.meanBusy
+	s.implicitNS += o.implicitNS
+	s.idleNS += o.idleNS
+	s.created += o.created
+	s.completed += o.completed
+	s.taskNS += o.taskNS
+	s.criticalNS += o.criticalNS
+	s.tasks += o.tasks
+}
+
+// ompProc is one trace's OpenMP state while its rows come.
+type ompProc struct {
+	regions  map[uint64]*ompRegion // parallel regions not yet summed
+	idle     map[uint64]int64      // implicit task -> idle time of its waits so far
+	kernels  map[uint64]uint64     // launch -> kernel, where a row told
+	launches map[uint64]bool       // launches counted
+	graph    *omp.Graph
+}
+
+type ompRegion struct {
+	launch, kernel uint64
+	team, n        int // team size, implicit task rows seen
+	busy           []int64
+	implicit, idle int64
+	parallel       bool // its parallel row came
+}
+
+func (c *Collector) ompProc(p *model.Process) *ompProc {
+	if c.omp == nil {
+		c.omp = map[*model.Process]*ompProc{}
+	}
+	op := c.omp[p]
+	if op == nil {
+		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, kernels: map[uint64]uint64{},
+			launches: map[uint64]bool{}, graph: omp.NewGraph()}
+		c.omp[p] = op
+	}
+	return op
+}
+
+// addOMP takes an OpenMP row.
+func (c *Collector) addOMP(p *model.Process, r *model.Row) {
+	op := c.ompProc(p)
+	o := r.OMP
+	if r.Kernel != 0 && o.Launch != 0 {
+		op.kernels[o.Launch] = r.Kernel
+	}
+	paired := r.Dur != model.Unpaired
+	switch r.Kind {
+	case trace.OmpParallelBegin:
+		reg := op.region(o.Parallel)
+		reg.parallel, reg.launch = true, o.Launch
+		if r.Kernel != 0 {
+			reg.kernel = r.Kernel
+		}
+		c.ompRegionDone(p, op, o.Parallel, reg)
+	case trace.OmpImplicitTaskBegin:
+		reg := op.region(o.Parallel)
+		reg.n++
+		reg.team = max(reg.team, int(o.TeamSize))
+		reg.launch = o.Launch
+		if r.Kernel != 0 {
+			reg.kernel = r.Kernel
+		}
+		idle := op.idle[o.Task]
+		delete(op.idle, o.Task)
+		if paired {
+			reg.busy = append(reg.busy, r.Dur-idle)
+			reg.implicit += r.Dur
+			reg.idle += idle
+		}
+		c.ompRegionDone(p, op, o.Parallel, reg)
+	case trace.OmpSyncWaitBegin:
+		if paired && o.TeamSize != 0 && o.Task != 0 { // a wait of an implicit task
+			op.idle[o.Task] += max(0, r.Dur-o.TaskTime)
+		}
+	default:
+		op.graph.Add(r)
+	}
+}
+
+func (op *ompProc) region(id uint64) *ompRegion {
+	reg := op.regions[id]
+	if reg == nil {
+		reg = &ompRegion{}
+		op.regions[id] = reg
+	}
+	return reg
+}
+
+// ompRegionDone sums region reg once its parallel row and its team's
+// implicit tasks have all come.
+func (c *Collector) ompRegionDone(p *model.Process, op *ompProc, id uint64, reg *ompRegion) {
+	if !reg.parallel || reg.n < reg.team {
+		return
+	}
+	delete(op.regions, id)
+	s := c.ompStats(p, op, reg.launch, reg.kernel)
+	s.regions++
+	s.implicit += int64(reg.n)
+	s.implicitNS += reg.implicit
+	s.idleNS += reg.idle
+	if len(reg.busy) > 0 {
+		var sum int64
+		for _, b := range reg.busy {
+			sum += b
+		}
+		s.maxBusy += slices.Max(reg.busy)
+		s.meanBusy += float64(sum) / float64(len(reg.busy))
+	}
+}
+
+// ompStats returns the stats of launch's kernel, counting the launch once.
+func (c *Collector) ompStats(p *model.Process, op *ompProc, launch, kernel uint64) *ompStats {
+	name := OutsideKernels
+	if launch != 0 {
+		if kernel == 0 {
+			kernel = op.kernels[launch]
+		}
+		name = UnknownKernel
+		if kernel != 0 {
+			name = p.Dict.Kernel(kernel).Name
+		}
+	}
+	if c.ompBy == nil {
+		c.ompBy = map[string]*ompStats{}
+	}
+	s := getOr(c.ompBy, name)
+	if launch != 0 && !op.launches[launch] {
+		op.launches[launch] = true
+		s.launches++
+	}
+	return s
+}
+
+// ompFinish sums what is left of p's OpenMP rows once they have all come:
+// regions whose rows did not all come, and the tasks.
+func (c *Collector) ompFinish(p *model.Process) {
+	op := c.omp[p]
+	if op == nil {
+		return
+	}
+	delete(c.omp, p)
+	for _, id := range slices.Sorted(maps.Keys(op.regions)) {
+		reg := op.regions[id]
+		reg.parallel, reg.team = true, 0
+		c.ompRegionDone(p, op, id, reg)
+	}
+	if op.graph.Empty() {
+		return
+	}
+	dist := op.graph.LongestPaths(op.graph.Edges())
+	type launchTasks struct {
+		kernel   uint64
+		critical int64
+		tasks    []*omp.Task
+	}
+	byLaunch := map[uint64]*launchTasks{}
+	for _, t := range op.graph.Tasks() {
+		lt := byLaunch[t.Launch]
+		if lt == nil {
+			lt = &launchTasks{}
+			byLaunch[t.Launch] = lt
+		}
+		lt.tasks = append(lt.tasks, t)
+		lt.critical = max(lt.critical, dist[t.ID])
+		if t.Kernel != 0 {
+			lt.kernel = t.Kernel
+		}
+	}
+	for _, l := range slices.Sorted(maps.Keys(byLaunch)) {
+		lt := byLaunch[l]
+		s := c.ompStats(p, op, l, lt.kernel)
+		s.criticalNS += lt.critical
+		for _, t := range lt.tasks {
+			s.tasks++
+			if t.HasCreate {
+				s.created++
+			}
+			if t.Completed {
+				s.completed++
+			}
+			s.taskNS += t.Exec
+		}
+	}
+}
+
+// ompTable builds the OpenMP section, nil when no row made it.
+func (c *Collector) ompTable() *Table {
+	if len(c.ompBy) == 0 {
+		return nil
+	}
+	t := &Table{Name: "openmp",
+		Title: "OpenMP per kernel (busy = implicit task time less waits not running tasks; imbalance = busiest thread / mean, over parallel regions; critical path = longest task dependence chain, summed over launches)",
+		Columns: []string{"kernel", "launches", "regions", "implicit_tasks", "imbalance", "wait_percent", "implicit_ns",
+			"wait_ns", "tasks_created", "tasks_completed", "task_ns", "critical_path_ns", "parallelism"}}
+	names := sortedKeys(c.ompBy)
+	slices.SortStableFunc(names, func(a, b string) int {
+		sa, sb := c.ompBy[a], c.ompBy[b]
+		return -cmp.Compare(sa.implicitNS+sa.taskNS, sb.implicitNS+sb.taskNS)
+	})
+	for _, n := range names {
+		s := c.ompBy[n]
+		imb, par := 0.0, 0.0
+		if s.meanBusy > 0 {
+			imb = float64(s.maxBusy) / s.meanBusy
+		}
+		if s.criticalNS > 0 {
+			par = float64(s.taskNS) / float64(s.criticalNS)
+		}
+		t.Rows = append(t.Rows, []any{n, s.launches, s.regions, s.implicit, imb, pct(s.idleNS, s.implicitNS), Dur(s.implicitNS),
+			Dur(s.idleNS), s.created, s.completed, Dur(s.taskNS), Dur(s.criticalNS), par})
+	}
+	return t
+}

@@ -1,0 +1,99 @@
+package summary
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/omp/omptest"
+)
+
+// The OpenMP section of omptest's trace, figure by figure (the trace's
+// doc gives the arithmetic), and in every format.
+func TestOpenMP(t *testing.T) {
+	var buf bytes.Buffer
+	if err := omptest.WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "omp.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := collect(t, path)
+	ot := rep.Table("openmp")
+	if ot == nil {
+		t.Fatal("no openmp table")
+	}
+	us := func(n int64) Dur { return Dur(n * 1000) }
+	want := map[string][]any{
+		// kernel: launches, regions, implicit tasks, imbalance, wait %, implicit, wait,
+		// created, completed, task time, critical path, parallelism
+		"dot":          {int64(1), int64(1), int64(2), 77 / 53.0, 100 * 288 / 394.0, us(394), us(288), int64(5), int64(5), us(80), us(65), 80 / 65.0},
+		"axpy":         {int64(1), int64(1), int64(2), 51 / 41.5, 100 * 21 / 104.0, us(104), us(21), int64(0), int64(0), us(0), us(0), 0.0},
+		OutsideKernels: {int64(0), int64(1), int64(1), 1.0, 100 * 60 / 98.0, us(98), us(60), int64(4), int64(3), us(30), us(30), 1.0},
+	}
+	order := []string{"dot", OutsideKernels, "axpy"} // by implicit + task time
+	if len(ot.Rows) != len(order) {
+		t.Fatalf("%d rows, want %d", len(ot.Rows), len(order))
+	}
+	for i, row := range ot.Rows {
+		name := row[0].(string)
+		if name != order[i] {
+			t.Errorf("row %d is %q, want %q", i, name, order[i])
+		}
+		for j, w := range want[name] {
+			got := row[j+1]
+			if f, ok := w.(float64); ok {
+				if g, ok := got.(float64); !ok || math.Abs(g-f) > 1e-9 {
+					t.Errorf("%s %s: %v, want %v", name, ot.Columns[j+1], got, w)
+				}
+				continue
+			}
+			if got != w {
+				t.Errorf("%s %s: %v (%T), want %v", name, ot.Columns[j+1], got, got, w)
+			}
+		}
+	}
+	// OpenMP regions are no host API calls.
+	for _, row := range rep.Table("api").Rows {
+		if n := row[0].(string); len(n) > 4 && n[:4] == "omp_" {
+			t.Errorf("api table has %s", n)
+		}
+	}
+	for _, f := range Formats {
+		var out bytes.Buffer
+		if err := rep.Write(&out, f, ""); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "omp."+f, out.Bytes())
+	}
+	var out bytes.Buffer
+	if err := rep.Write(&out, "csv", "openmp"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "omp-openmp.csv", out.Bytes())
+}
+
+// The real trace of formats/omp/testdata: OpenMP outside launches only, a
+// parallel for and the task diamond; the worker's last implicit task never
+// ended (the process exited first).
+func TestOpenMPReal(t *testing.T) {
+	rep := collect(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"))
+	ot := rep.Table("openmp")
+	if ot == nil || len(ot.Rows) != 1 {
+		t.Fatalf("openmp table %v, want one row", ot)
+	}
+	row := ot.Rows[0]
+	got := fmt.Sprint(row[0], row[1], row[2], row[3], row[8], row[9])
+	if want := fmt.Sprint(OutsideKernels, int64(0), int64(2), int64(4), int64(4), int64(4)); got != want {
+		t.Errorf("kernel launches regions implicit created completed: %s, want %s", got, want)
+	}
+	// The critical path is a -> (b or c) -> d, shorter than the tasks' sum.
+	task, crit := row[10].(Dur), row[11].(Dur)
+	if crit <= 0 || crit >= task {
+		t.Errorf("critical path %d, task time %d", crit, task)
+	}
+}
