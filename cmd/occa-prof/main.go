@@ -66,6 +66,11 @@ untraced and unchanged. A program that dlopens libocca later is traced from
 its first OCCA call. Programs that link libocca_tools themselves are
 traced by their own copy.
 
+OpenMP: with LLVM's OpenMP runtime (libomp) the runtime is also an OMPT
+tool and records parallel regions, threads, barriers and tasks inside the
+kernel launches it traces ([openmp] in the config; for OCCA's OpenMP mode
+let OCCA compile with clang: OCCA_CXX=clang++ occa-prof ./app).
+
 PROGRAM runs in occa-prof's process group. SIGINT, SIGTERM, SIGHUP,
 SIGQUIT, SIGUSR1 and SIGUSR2 sent to occa-prof are passed on to it (a
 terminal's Ctrl-C reaches PROGRAM directly too, and then twice).
