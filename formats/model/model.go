@@ -6,7 +6,10 @@
 //
 // Pairing is streaming: memory holds the begins still open, the open user
 // regions per thread, and a bounded window of finished launches that wait
-// for their device time (see Pairer).
+// for their device time (see Pairer). OpenMP events (trace format 1.1)
+// become rows with an OMP (omp.go); for them memory also holds each
+// thread's open implicit tasks and waits and the created tasks not yet
+// completed.
 package model
 
 import (
@@ -38,7 +41,7 @@ type Row struct {
 
 	Device uint64 // device object id, 0 when none
 	Stream uint64 // stream object id
-	Kernel uint64 // kernel object id (runs, builds)
+	Kernel uint64 // kernel object id (runs, builds; an OpenMP row's launch's, where known)
 	Memory uint64 // memory object: allocated, freed, or a copy's device side
 	Src    uint64 // copy source memory object, 0 = host
 	Dst    uint64 // copy destination memory object, 0 = host
