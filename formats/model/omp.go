@@ -94,6 +94,9 @@ const (
 	DepSource        = 5
 	DepSink          = 6
 	DepInOutSet      = 7
+	// OpenMP 5.2's omp_all_memory (LLVM reports its address as all ones).
+	DepOutAllMemory   = 34
+	DepInOutAllMemory = 35
 )
 
 var (
@@ -103,7 +106,8 @@ var (
 	syncKindNames = [...]string{1: "barrier", 2: "barrier_implicit", 3: "barrier_explicit", 4: "barrier_implementation",
 		5: "taskwait", 6: "taskgroup", 7: "reduction", 8: "barrier_implicit_workshare", 9: "barrier_implicit_parallel",
 		10: "barrier_teams"}
-	depTypeNames = [...]string{1: "in", 2: "out", 3: "inout", 4: "mutexinoutset", 5: "source", 6: "sink", 7: "inoutset"}
+	depTypeNames = [...]string{1: "in", 2: "out", 3: "inout", 4: "mutexinoutset", 5: "source", 6: "sink", 7: "inoutset",
+		34: "out_all_memory", 35: "inout_all_memory"}
 )
 
 func name(names []string, v uint64) string {

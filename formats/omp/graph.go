@@ -81,6 +81,10 @@ type addrState struct {
 //     other but are not ordered) and like out against the others: a run
 //     depends on what came before it, an in or an out after it on all its
 //     members.
+//   - omp_all_memory (OpenMP 5.2, an out_all_memory or inout_all_memory
+//     item) is an out on every list item: it depends on the last writer
+//     group and the in tasks since of every address of its siblings so far,
+//     and becomes the writer of every address, those named later included.
 //
 // Of the spec's dependences this leaves out only those implied through the
 // last writer group (which depends on everything before it): a chain of
@@ -89,6 +93,11 @@ type addrState struct {
 // each once, with FromDepend and the address that first gave it.
 func DependEdges(tasks []TaskDeps) []Edge {
 	state := map[addrKey]*addrState{}
+	type parentState struct {
+		addrs  []*addrState
+		allMem uint64 // the last omp_all_memory task
+	}
+	parents := map[uint64]*parentState{}
 	var out []Edge
 	seen := map[[2]uint64]bool{}
 	add := func(src, sink, addr uint64) {
@@ -103,14 +112,43 @@ func DependEdges(tasks []TaskDeps) []Edge {
 			typ := d.Type
 			switch typ {
 			case model.DepIn, model.DepOut, model.DepInOut, model.DepInOutSet, model.DepMutexInOutSet:
+			case model.DepOutAllMemory, model.DepInOutAllMemory:
+				ps := parents[t.Parent]
+				if ps == nil {
+					ps = &parentState{}
+					parents[t.Parent] = ps
+				}
+				if len(ps.addrs) == 0 && ps.allMem != 0 {
+					add(ps.allMem, t.ID, d.Address)
+				}
+				for _, st := range ps.addrs {
+					for _, w := range st.writers {
+						add(w, t.ID, d.Address)
+					}
+					for _, r := range st.readers {
+						add(r, t.ID, d.Address)
+					}
+					*st = addrState{writers: []uint64{t.ID}, wtype: model.DepOut}
+				}
+				ps.allMem = t.ID
+				continue
 			default:
 				continue
 			}
 			k := addrKey{t.Parent, d.Address}
 			st := state[k]
 			if st == nil {
+				ps := parents[t.Parent]
+				if ps == nil {
+					ps = &parentState{}
+					parents[t.Parent] = ps
+				}
 				st = &addrState{}
+				if ps.allMem != 0 {
+					st.writers, st.wtype = []uint64{ps.allMem}, model.DepOut
+				}
 				state[k] = st
+				ps.addrs = append(ps.addrs, st)
 			}
 			if typ == model.DepInOut {
 				typ = model.DepOut

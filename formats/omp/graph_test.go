@@ -66,6 +66,11 @@ func TestDependEdges(t *testing.T) {
 		{"an edge given by two variables comes once, with the first",
 			[]TaskDeps{task(1, out, a, out, b), task(2, in, a, in, b)}, "1-2"},
 		{"no self edge from two items of one task", []TaskDeps{task(1, in, a, out, a), task(2, in, a)}, "1-2"},
+		{"omp_all_memory: after every address, before every later one",
+			[]TaskDeps{task(1, out, a), task(2, in, b), task(3, model.DepOutAllMemory, ^uint64(0)), task(4, in, a), task(5, out, c)},
+			"1-3 2-3 3-4 3-5"},
+		{"omp_all_memory with nothing else", []TaskDeps{task(1, model.DepInOutAllMemory, ^uint64(0)),
+			task(2, model.DepInOutAllMemory, ^uint64(0)), task(3, in, a)}, "1-2 2-3"},
 		{"doacross and unknown types give none", []TaskDeps{task(1, model.DepSource, a), task(2, model.DepSink, a), task(3, 99, a)}, ""},
 		{"no tasks", nil, ""},
 	} {
