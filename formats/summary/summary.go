@@ -2,7 +2,8 @@
 // whole run from model rows: per kernel, memory traffic per direction,
 // allocations, kernel builds, host API calls, per device and per rank with
 // cross-rank imbalance, busy time as the union of intervals beside plain
-// sums, and drops.
+// sums, and drops; for traces with OpenMP events, an openmp section per
+// kernel (openmp.go).
 //
 // Use one Collector per trace file (they may run in parallel), then Merge
 // them into a Report.
