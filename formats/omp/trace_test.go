@@ -126,3 +126,28 @@ func TestSyntheticEdges(t *testing.T) {
 		}
 	}
 }
+
+// A second real trace: t2.c (testdata), 300 tasks with random in, out,
+// inout and mutexinoutset clauses on 6 variables, 4 threads, then a
+// taskloop. Every pair libomp reported is among the edges reconstructed
+// from the clauses (it reports only some), and every task ran once to
+// completion.
+func TestRealRandomClauses(t *testing.T) {
+	rb := read(t, filepath.Join("testdata", "t2.occatrace"))
+	ts := rb.g.Tasks()
+	if len(ts) != 308 { // 300 tasks, 8 of the taskloop
+		t.Errorf("%d tasks, want 308", len(ts))
+	}
+	for _, tk := range ts {
+		if !tk.HasCreate || !tk.Completed || tk.Segments != 1 || tk.Exec <= 0 {
+			t.Errorf("task %+v: want created, one completed segment", tk)
+		}
+	}
+	by := map[Source]int{}
+	for _, e := range rb.g.Edges() {
+		by[e.Source]++
+	}
+	if by[FromRuntime] != 0 || by[FromDepend|FromRuntime] == 0 || by[FromDepend] == 0 {
+		t.Errorf("edges by source %v: want none from the runtime alone", by)
+	}
+}

@@ -164,8 +164,8 @@ func TestOpenMP(t *testing.T) {
 	events := dumpTable[model.Record](t, &dump, filepath.Join(out, "events-rank00003.parquet"))
 	rows := dumpTable[omp.Record](t, &dump, filepath.Join(out, "_openmp", "openmp-rank00003.parquet"))
 	edges := dumpTable[omp.EdgeRecord](t, &dump, filepath.Join(out, "_openmp", "dependences-rank00003.parquet"))
-	if len(events) != 2 || len(rows) != 54 || len(edges) != 7 {
-		t.Errorf("%d events, %d OpenMP rows, %d edges; want 2, 54, 7", len(events), len(rows), len(edges))
+	if len(events) != 2 || len(rows) != 57 || len(edges) != 7 {
+		t.Errorf("%d events, %d OpenMP rows, %d edges; want 2, 57, 7", len(events), len(rows), len(edges))
 	}
 	dumped := bytes.ReplaceAll(dump.Bytes(), []byte(dir), []byte("$DIR"))
 	golden := filepath.Join("testdata", "omp.dump")

@@ -20,8 +20,12 @@ import (
 // busiest thread's busy time over the mean busy time of its team; a
 // kernel's is the sum over its regions of the former over the sum of the
 // latter (so long regions weigh more). The wait share is the summed idle
-// time over the summed implicit task time. Implicit tasks with a missing
-// half count as tasks but not in the times.
+// time over the summed implicit task time. An implicit task whose end the
+// trace lacks (LLVM's libomp reports a worker's end only when the thread
+// goes on to the next region, so the workers of a program's last region
+// never end) counts up to the begin of its last, unfinished wait, the
+// time it reached that barrier; one with no such wait counts as a task but
+// not in the times.
 //
 // Tasks: explicit tasks created and completed, their summed execution
 // (segments), and the critical path of the dependence graph (omp.Graph,
@@ -65,6 +69,7 @@ func (s *ompStats) merge(o *ompStats) {
 type ompProc struct {
 	regions  map[uint64]*ompRegion // parallel regions not yet summed
 	idle     map[uint64]int64      // implicit task -> idle time of its waits so far
+	lastWait map[uint64]int64      // implicit task -> begin of its last unfinished wait
 	kernels  map[uint64]uint64     // launch -> kernel, where a row told
 	launches map[uint64]bool       // launches counted
 	graph    *omp.Graph
@@ -75,7 +80,14 @@ type ompRegion struct {
 	team, n        int // team size, implicit task rows seen
 	busy           []int64
 	implicit, idle int64
-	parallel       bool // its parallel row came
+	parallel       bool           // its parallel row came
+	open           []openImplicit // implicit tasks with no end
+}
+
+// openImplicit is an implicit task whose end the trace lacks.
+type openImplicit struct {
+	task        uint64
+	start, idle int64
 }
 
 func (c *Collector) ompProc(p *model.Process) *ompProc {
@@ -84,7 +96,7 @@ func (c *Collector) ompProc(p *model.Process) *ompProc {
 	}
 	op := c.omp[p]
 	if op == nil {
-		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, kernels: map[uint64]uint64{},
+		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, lastWait: map[uint64]int64{}, kernels: map[uint64]uint64{},
 			launches: map[uint64]bool{}, graph: omp.NewGraph()}
 		c.omp[p] = op
 	}
@@ -106,7 +118,7 @@ func (c *Collector) addOMP(p *model.Process, r *model.Row) {
 		if r.Kernel != 0 {
 			reg.kernel = r.Kernel
 		}
-		c.ompRegionDone(p, op, o.Parallel, reg)
+		c.ompRegionDone(p, op, o.Parallel, reg, false)
 	case trace.OmpImplicitTaskBegin:
 		reg := op.region(o.Parallel)
 		reg.n++
@@ -121,11 +133,17 @@ func (c *Collector) addOMP(p *model.Process, r *model.Row) {
 			reg.busy = append(reg.busy, r.Dur-idle)
 			reg.implicit += r.Dur
 			reg.idle += idle
+		} else {
+			reg.open = append(reg.open, openImplicit{o.Task, r.Start, idle})
 		}
-		c.ompRegionDone(p, op, o.Parallel, reg)
+		c.ompRegionDone(p, op, o.Parallel, reg, false)
 	case trace.OmpSyncWaitBegin:
-		if paired && o.TeamSize != 0 && o.Task != 0 { // a wait of an implicit task
+		switch {
+		case o.TeamSize == 0 || o.Task == 0: // not a wait of an implicit task
+		case paired:
 			op.idle[o.Task] += max(0, r.Dur-o.TaskTime)
+		default:
+			op.lastWait[o.Task] = max(op.lastWait[o.Task], r.Start)
 		}
 	default:
 		op.graph.Add(r)
@@ -142,12 +160,20 @@ func (op *ompProc) region(id uint64) *ompRegion {
 }
 
 // ompRegionDone sums region reg once its parallel row and its team's
-// implicit tasks have all come.
-func (c *Collector) ompRegionDone(p *model.Process, op *ompProc, id uint64, reg *ompRegion) {
-	if !reg.parallel || reg.n < reg.team {
+// implicit tasks have all come, and none lacks its end (a wait half may
+// still come for it), or when last is set (at the end of the trace).
+func (c *Collector) ompRegionDone(p *model.Process, op *ompProc, id uint64, reg *ompRegion, last bool) {
+	if !last && (!reg.parallel || reg.n < reg.team || len(reg.open) > 0) {
 		return
 	}
 	delete(op.regions, id)
+	for _, o := range reg.open {
+		if w, ok := op.lastWait[o.task]; ok && w >= o.start {
+			reg.busy = append(reg.busy, w-o.start-o.idle)
+			reg.implicit += w - o.start
+			reg.idle += o.idle
+		}
+	}
 	s := c.ompStats(p, op, reg.launch, reg.kernel)
 	s.regions++
 	s.implicit += int64(reg.n)
@@ -195,9 +221,7 @@ func (c *Collector) ompFinish(p *model.Process) {
 	}
 	delete(c.omp, p)
 	for _, id := range slices.Sorted(maps.Keys(op.regions)) {
-		reg := op.regions[id]
-		reg.parallel, reg.team = true, 0
-		c.ompRegionDone(p, op, id, reg)
+		c.ompRegionDone(p, op, id, op.regions[id], true)
 	}
 	if op.graph.Empty() {
 		return

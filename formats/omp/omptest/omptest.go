@@ -34,12 +34,16 @@ import (
 //     thread 0 waits 180 in the barrier of which it runs tasks 60 (idle
 //     120, busy 77), thread 1 waits 188 of which it runs 20 (idle 168,
 //     busy 29): imbalance 77/53 = 1.4528, wait share 288/394 = 73.10 %.
-//   - Outside launches, 500..600: parallel region 501, team of 1, tasks
-//     510, 511, 512 each inout(e), run 10 each in the explicit barrier's
-//     wait (505..595): edges 510→511 both, 511→512 depend, critical path
-//     30, busy 98-(90-30) = 38, wait share 60/98 = 61.22 %. Then task 520,
-//     created by the initial task 50 at 650, starts at 651 and is still
-//     running when the trace ends: a half segment, not completed.
+//   - Outside launches, 500..600: parallel region 501, team of 2. Thread 0
+//     creates tasks 510, 511, 512 each inout(e) and runs them, 10 each, in
+//     an explicit barrier's wait (505..595): edges 510→511 both, 511→512
+//     depend, critical path 30; its implicit task lasts 98, busy
+//     98-(90-30) = 38. Thread 1's implicit task (from 501) and the wait of
+//     its implicit barrier (from 520) never end, as a worker's in LLVM's
+//     last region: it counts up to the wait, busy 19. Imbalance 38/28.5 =
+//     1.3333, wait share 60/117 = 51.28 %. Then task 520, created by the
+//     initial task 50 at 650, starts at 651 and is still running when the
+//     trace ends: a half segment, not completed. Thread 1 never ends.
 func WriteSmall(w io.Writer) error {
 	tw, err := trace.NewWriter(w, tracetest.Header())
 	if err != nil {
@@ -92,7 +96,9 @@ func WriteSmall(w io.Writer) error {
 	add(t1, trace.OmpSyncWaitEnd, 390, 405)
 	add(t1, trace.OmpSyncEnd, 390, 404)
 	add(t1, trace.OmpImplicitTaskEnd, 398, 402)
-	add(t1, trace.OmpThreadEnd, 700, 2000)
+	add(t1, trace.OmpImplicitTaskBegin, 501, 602, 501, 1, 2, 0)
+	add(t1, trace.OmpSyncBegin, 520, 603, impl, 501, 602)
+	add(t1, trace.OmpSyncWaitBegin, 520, 604, impl, 501, 602)
 
 	// Thread 0, the initial thread.
 	add(t0, trace.OmpThreadBegin, 1, 1000, 1)
@@ -150,8 +156,8 @@ func WriteSmall(w io.Writer) error {
 	add(t0, trace.OmpParallelEnd, 399, 301)
 	add(t0, trace.RunEnd, 400, 300, trace.StatusOK)
 	// Outside launches: a chain of three tasks.
-	add(t0, trace.OmpParallelBegin, 500, 501, 50, 1, par, 0)
-	add(t0, trace.OmpImplicitTaskBegin, 501, 502, 501, 0, 1, 0)
+	add(t0, trace.OmpParallelBegin, 500, 501, 50, 2, par, 0)
+	add(t0, trace.OmpImplicitTaskBegin, 501, 502, 501, 0, 2, 0)
 	add(t0, trace.OmpTaskCreate, 502, 510, 502, expl, 1, 0)
 	add(t0, trace.OmpTaskDepend, 502, 510, e, inout)
 	add(t0, trace.OmpTaskCreate, 503, 511, 502, expl, 1, 0)
