@@ -262,6 +262,21 @@ func (c *Collector) ompFinish(p *model.Process) {
 	}
 }
 
+// ompFinishAll sums the OpenMP rows of the traces not finished (Finish not
+// called), in rank order.
+func (c *Collector) ompFinishAll() {
+	ps := slices.Collect(maps.Keys(c.omp))
+	slices.SortFunc(ps, func(a, b *model.Process) int {
+		if a.Rank != b.Rank {
+			return cmp.Compare(a.Rank, b.Rank)
+		}
+		return cmp.Compare(a.Path, b.Path)
+	})
+	for _, p := range ps {
+		c.ompFinish(p)
+	}
+}
+
 // ompTable builds the OpenMP section, nil when no row made it.
 func (c *Collector) ompTable() *Table {
 	if len(c.ompBy) == 0 {

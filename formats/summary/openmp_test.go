@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
 // The OpenMP section of omptest's trace, figure by figure (the trace's
@@ -95,5 +97,28 @@ func TestOpenMPReal(t *testing.T) {
 	task, crit := row[10].(Dur), row[11].(Dur)
 	if crit <= 0 || crit >= task {
 		t.Errorf("critical path %d, task time %d", crit, task)
+	}
+}
+
+// Without Finish (rows from a Pairer straight to Add), Report still sums
+// the OpenMP rows; a trace without them has no openmp section.
+func TestOpenMPWithoutFinish(t *testing.T) {
+	var buf bytes.Buffer
+	if err := omptest.WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "omp.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCollector()
+	if _, err := model.Read(path, 0, model.Options{}, c.Add); err != nil {
+		t.Fatal(err)
+	}
+	if ot := c.Report().Table("openmp"); ot == nil || len(ot.Rows) != 3 {
+		t.Errorf("openmp table %v, want 3 rows", ot)
+	}
+	if rep := collect(t, writeSmall(t, t.TempDir(), "small.occatrace", tracetest.SmallOptions{})); rep.Table("openmp") != nil {
+		t.Error("a trace without OpenMP events has an openmp section")
 	}
 }

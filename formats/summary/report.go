@@ -64,6 +64,7 @@ func rate(bytes uint64, ns int64) Rate {
 // Report builds the report.
 func (c *Collector) Report() *Report {
 	c.sync()
+	c.ompFinishAll()
 	rep := &Report{}
 	for _, rs := range c.ranks {
 		rep.Ranks++

@@ -349,6 +349,7 @@ func Merge(cs ...*Collector) *Collector {
 	out := NewCollector()
 	for _, c := range cs {
 		c.sync()
+		c.ompFinishAll()
 		for k, v := range c.kernels {
 			o := getOr(out.kernels, k)
 			o.host.Merge(&v.host)
