@@ -107,7 +107,7 @@ func (c *Collector) ompProc(p *model.Process) *ompProc {
 func (c *Collector) addOMP(p *model.Process, r *model.Row) {
 	op := c.ompProc(p)
 	o := r.OMP
-	if r.Kernel != 0 && o.Launch != 0 {
+	if r.Kernel != 0 && o.Launch != 0 && (r.Kind == trace.OmpParallelBegin || r.Kind == trace.OmpTaskCreate) {
 		op.kernels[o.Launch] = r.Kernel
 	}
 	paired := r.Dur != model.Unpaired
