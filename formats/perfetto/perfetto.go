@@ -92,18 +92,21 @@ type Writer struct {
 	pid int64
 
 	// reader side
-	cur      *batch
-	seenTh   map[uint32]bool
-	seenDev  map[uint64]bool
-	work     chan *batch
-	free     chan *batch
-	done     chan struct{}
-	failed   atomic.Bool
-	closeMux sync.Once
-	rOrder   uint64 // rows added
-	nw       []held // unsorted rows since the last sorted set
-	tmp      []held // sort scratch
-	nwFree   chan []held
+	cur         *batch
+	seenTh      map[uint32]bool
+	seenDev     map[uint64]bool
+	lastTh      uint32 // a thread in seenTh, when anyTh
+	anyTh       bool
+	lastSeenDev uint64 // a device in seenDev, or 0
+	work        chan *batch
+	free        chan *batch
+	done        chan struct{}
+	failed      atomic.Bool
+	closeMux    sync.Once
+	rOrder      uint64 // rows added
+	nw          []held // unsorted rows since the last sorted set
+	tmp         []held // sort scratch
+	nwFree      chan []held
 
 	// worker side
 	proc      uint64
@@ -275,14 +278,20 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 		return w.err
 	}
 	b := w.cur
-	if !w.seenTh[r.Thread] {
+	// Rows come in runs of one thread and device: the last seen skips the
+	// maps.
+	if (r.Thread != w.lastTh || !w.anyTh) && !w.seenTh[r.Thread] {
 		w.seenTh[r.Thread] = true
 		info := p.Dict.Thread(uint64(r.Thread))
 		b.threads = append(b.threads, threadInfo{index: r.Thread, tid: int64(info.TID), name: info.Name})
 	}
-	if r.Device != 0 && !w.seenDev[r.Device] {
+	w.lastTh, w.anyTh = r.Thread, true
+	if r.Device != 0 && r.Device != w.lastSeenDev && !w.seenDev[r.Device] {
 		w.seenDev[r.Device] = true
 		b.devs = append(b.devs, devInfo{id: r.Device, name: p.Dict.Device(r.Device).Name()})
+	}
+	if r.Device != 0 {
+		w.lastSeenDev = r.Device
 	}
 	if n := len(b.rows) + writeAhead; n < cap(b.rows) { // the chunk was written a ring ago: out of cache
 		prefetchRow(&b.rows[:n+1][n])
