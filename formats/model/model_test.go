@@ -333,4 +333,6 @@ func TestGoldenOpenMP(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "omp.rows", dump(t, path, 0))
+	// A real trace (formats/omp/testdata/t1.c run with LLVM's libomp).
+	golden(t, "omp-t1.rows", dump(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"), 0))
 }
