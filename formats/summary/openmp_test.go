@@ -122,3 +122,36 @@ func TestOpenMPWithoutFinish(t *testing.T) {
 		t.Error("a trace without OpenMP events has an openmp section")
 	}
 }
+
+// Two traces merge into sums: the same trace twice doubles the counts and
+// times and keeps the ratios.
+func TestOpenMPMerge(t *testing.T) {
+	var buf bytes.Buffer
+	if err := omptest.WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "omp.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one, two := collect(t, path).Table("openmp"), collect(t, path, path).Table("openmp")
+	for i, row := range one.Rows {
+		for j, v := range row {
+			w := two.Rows[i][j]
+			switch v := v.(type) {
+			case int64:
+				if w != 2*v {
+					t.Errorf("%s %s: %v, want %v", row[0], one.Columns[j], w, 2*v)
+				}
+			case Dur:
+				if w != 2*v {
+					t.Errorf("%s %s: %v, want %v", row[0], one.Columns[j], w, 2*v)
+				}
+			case float64:
+				if math.Abs(w.(float64)-v) > 1e-9 {
+					t.Errorf("%s %s: %v, want %v", row[0], one.Columns[j], w, v)
+				}
+			}
+		}
+	}
+}
