@@ -293,9 +293,6 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 	if r.Device != 0 {
 		w.lastSeenDev = r.Device
 	}
-	if n := len(b.rows) + writeAhead; n < cap(b.rows) { // the chunk was written a ring ago: out of cache
-		prefetchRow(&b.rows[:n+1][n])
-	}
 	b.rows = append(b.rows, *r)
 	w.rOrder++
 	w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.rOrder, idx: int32((w.rOrder - 1) % ringRows)})
@@ -440,15 +437,7 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 		keep = 0
 	}
 	n := max(len(m)-keep, 0)
-
 	for k := 0; k < n && w.err == nil; k++ {
-		// Load a row a few ahead: its cache misses overlap this row's
-		// encoding instead of stalling the next.
-		if k+releaseAhead < n {
-			if a := m[k+releaseAhead].idx; a >= 0 {
-				prefetchRow(&w.ring[a/batchRows].rows[a%batchRows])
-			}
-		}
 		h := m[k]
 		var r *model.Row
 		if h.idx >= 0 {
@@ -465,7 +454,6 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 		w.last = max(w.last, r.Start)
 		w.write(r)
 	}
-
 	// The held rows stay where the merge put them (no copy back); the
 	// other array takes the next merge.
 	w.bufs[1-w.pb] = m[:0]
@@ -477,18 +465,6 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 // ReorderRows + ReorderRows/2) and then some; a row held longer is moved
 // aside (rare: a map insert and delete).
 const holdRows = 2 * ReorderRows
-
-// releaseAhead is how many rows ahead flushReorder loads the row to
-// release.
-const releaseAhead = 8
-
-// writeAhead is how many rows ahead Add loads the ring slot to write.
-const writeAhead = 8
-
-// prefetchRow asks for the cache lines of *r without waiting for them.
-func prefetchRow(r *model.Row) {
-	prefetch(unsafe.Pointer(r), unsafe.Add(unsafe.Pointer(r), unsafe.Sizeof(*r)-1))
-}
 
 // ringRows is the size of the row ring: holdRows and room for the reader
 // to fill two reorder flushes' rows (ReorderRows/2 each) ahead of the

@@ -4,9 +4,6 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
-	"unsafe"
-
-	"github.com/libocca/occa-tools/formats/model"
 )
 
 func TestSortHeld(t *testing.T) {
@@ -33,13 +30,5 @@ func TestPutTime(t *testing.T) {
 		if got, want := putTime(nil, v), putVarint(nil, uint64(v)); !slices.Equal(got, want) {
 			t.Errorf("putTime(%d) = %x, want %x", v, got, want)
 		}
-	}
-}
-
-// prefetch fetches every line of a row: p, p+64, p+128 and the last byte's
-// line cover at most 192 bytes.
-func TestPrefetchCoversRow(t *testing.T) {
-	if n := unsafe.Sizeof(model.Row{}); n > 192 {
-		t.Errorf("model.Row is %d bytes; prefetch covers 192", n)
 	}
 }
