@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -44,6 +46,33 @@ type capture struct {
 	events []trace.Event
 	counts map[trace.Kind]int
 	stdout string
+	path   string
+}
+
+// edges returns the task dependence edges formats/omp reconstructs from the
+// trace, as "i->j" between tasks numbered in creation order (from 0).
+func (c *capture) edges(t *testing.T, tasks []uint64) []string {
+	t.Helper()
+	g := omp.NewGraph()
+	if _, err := model.Read(c.path, 0, model.Options{}, func(p *model.Process, r *model.Row) error {
+		g.Add(r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	index := map[uint64]int{}
+	for i, id := range tasks {
+		index[id] = i
+	}
+	var out []string
+	for _, e := range g.Edges() {
+		if e.Source&omp.FromDepend == 0 {
+			t.Errorf("edge %d -> %d reported by the runtime is not implied by the depend clauses", e.Src, e.Sink)
+		}
+		out = append(out, fmt.Sprintf("%d->%d", index[e.Src], index[e.Sink]))
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (c *capture) of(k trace.Kind) []trace.Event {
@@ -82,7 +111,7 @@ func run(t *testing.T, config string, args ...string) *capture {
 		t.Fatal(err)
 	}
 	defer closer.Close()
-	c := &capture{counts: map[trace.Kind]int{}, stdout: string(out)}
+	c := &capture{counts: map[trace.Kind]int{}, stdout: string(out), path: files[0]}
 	for {
 		e, err := r.ReadEvent()
 		if errors.Is(err, io.EOF) {
@@ -314,6 +343,10 @@ func TestDiamond(t *testing.T) {
 		}
 	}
 	checkTasks(t, c, tasks)
+	// The dependence graph reconstructed from the trace is the diamond.
+	if got, want := c.edges(t, tasks), []string{"0->1", "0->2", "1->3", "2->3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("dependence edges %v, want %v", got, want)
+	}
 	// Reported pairs name created tasks, source before sink.
 	order := map[uint64]int{}
 	for i, id := range tasks {
@@ -338,6 +371,9 @@ func TestChain(t *testing.T) {
 		}
 	}
 	checkTasks(t, c, tasks)
+	if got, want := c.edges(t, tasks), []string{"0->1", "1->2", "2->3", "3->4"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("dependence edges %v, want the chain %v", got, want)
+	}
 }
 
 // With the default scope only the region inside the launch is recorded, and
