@@ -40,6 +40,11 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 read_parquet('DIR/*.parquet').
   -to csv       events-rankNNNNN.csv, RFC 4180, a header row, the same
                 columns (times as integer unix ns).
+                A trace with OpenMP events also gets, with parquet and
+                csv, _openmp/openmp-rankNNNNN (the OpenMP regions, tasks
+                and their ids) and _openmp/dependences-rankNNNNN (task
+                dependence edges); read them with their own glob, e.g.
+                read_parquet('DIR/_openmp/openmp-*.parquet').
   -to perfetto  trace.perfetto-trace for ui.perfetto.dev: a process per
                 rank, thread tracks with API calls, builds and regions as
                 slices, a track per device with a track per stream,

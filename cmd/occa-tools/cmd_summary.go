@@ -24,6 +24,11 @@ Summary reads traces (files, or a run directory holding every rank's
              of intervals, which does not double-count overlapping work)
   memory     allocations per device: peak bytes in use, never freed
   ranks      per rank, and imbalance across ranks (max / mean - 1)
+  openmp     (traces with OpenMP events) per kernel and outside kernels:
+             parallel regions, implicit tasks, thread imbalance (busiest
+             thread / mean busy time), barrier wait share, explicit
+             tasks created and completed, their time, and the critical
+             path of their dependence graph
   drops      events lost, by rank and reason
 
 Drops and incomplete traces are reported first, as warnings. Times in
@@ -40,7 +45,7 @@ parts are skipped and the rest counted.
 
 var (
 	summaryFormat  = cmdSummary.Flag.String("format", "table", "output format: table, csv, json or markdown")
-	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, devices, memory, ranks, imbalance, drops)")
+	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, devices, memory, ranks, imbalance, openmp, drops)")
 	summarySalvage = cmdSummary.Flag.Bool("salvage", false, "skip damaged chunks and summarize the rest")
 	summaryJobs    = cmdSummary.Flag.Int("j", 0, "traces read at once (0: number of CPUs)")
 )
