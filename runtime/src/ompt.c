@@ -47,35 +47,70 @@ static inline void emit(ot_thread *t, unsigned kind, unsigned n, uint64_t a0, ui
   ot_emit(t, kind, n, args);
 }
 
+/* LLVM's libomp reports a worker's end of the region's implicit barrier and
+ * of its implicit task only when the worker is next woken (the next fork),
+ * or never for a program's last region. Those ends are recorded at the
+ * region's end, which the thread that ended it notes here: a table of
+ * recently ended regions, by id (a collision loses one clamp, nothing else). */
+enum { ENDED_SLOTS = 4096 };
+static struct {
+  _Atomic uint64_t id, ticks;
+} ended[ENDED_SLOTS];
+
+static inline void note_region_end(uint64_t id, uint64_t ticks) {
+  uint32_t h = (uint32_t)(id ^ (id >> 40)) & (ENDED_SLOTS - 1);
+  atomic_store_explicit(&ended[h].ticks, ticks, memory_order_relaxed);
+  atomic_store_explicit(&ended[h].id, id, memory_order_release);
+}
+
+/* The time to record the end of frame f at: now, or its region's end when
+ * the region is already over. */
+static inline uint64_t end_ticks(const ot_omp_frame *f) {
+  uint64_t now = ot_ticks();
+  if (f->region == 0)
+    return now;
+  uint32_t h = (uint32_t)(f->region ^ (f->region >> 40)) & (ENDED_SLOTS - 1);
+  if (atomic_load_explicit(&ended[h].id, memory_order_acquire) != f->region)
+    return now;
+  uint64_t e = atomic_load_explicit(&ended[h].ticks, memory_order_relaxed);
+  return e < now ? e : now;
+}
+
+static inline void emit_end(ot_thread *t, const ot_omp_frame *f, uint64_t ticks) {
+  uint64_t args[1] = {f->id};
+  ot_emit_at(t, f->kind + 1, 1, args, ticks);
+}
+
 /* Pushes an open region; returns 0 when the stack is full (then the region
  * and what it contains are not recorded). */
-static int push(ot_thread *t, uint32_t kind, uint32_t sub, uint64_t id, uint64_t launch,
-                uint32_t recorded) {
+static int push(ot_thread *t, uint32_t kind, uint32_t sub, uint64_t id, uint64_t region,
+                uint64_t launch, uint32_t recorded) {
   if (t->omp_depth >= OT_OMP_DEPTH)
     return 0;
-  t->omp[t->omp_depth++] = (ot_omp_frame){id, launch, kind, sub, recorded};
+  t->omp[t->omp_depth++] = (ot_omp_frame){id, region, launch, kind, sub, recorded};
   return 1;
 }
 
-/* Pops the innermost open region of kind (and sub); NULL when none (it began
- * out of scope). Frames above it are ones whose end the OpenMP runtime
- * reports later or never (LLVM may end a worker's implicit task before the
- * barrier inside it): they are closed now, so every recorded begin has its
- * end, and their late ends find nothing. */
-static ot_omp_frame *pop(ot_thread *t, uint32_t kind, uint32_t sub) {
+/* Pops the innermost open region of kind (and sub) and records its end if
+ * its begin was; returns 0 when there was none (it began out of scope).
+ * Frames above it are ones whose end the OpenMP runtime reports later or
+ * never: they are closed now, at the same time, so every recorded begin has
+ * its end and their late ends find nothing. */
+static int pop(ot_thread *t, uint32_t kind, uint32_t sub) {
   for (uint32_t i = t->omp_depth; i > 0; i--) {
     ot_omp_frame *f = &t->omp[i - 1];
     if (f->kind != kind || f->sub != sub)
       continue;
-    for (uint32_t j = t->omp_depth; j > i; j--) {
-      ot_omp_frame *above = &t->omp[j - 1];
-      if (above->recorded)
-        emit(t, above->kind + 1, 1, above->id, 0, 0, 0, 0);
-    }
+    uint64_t ticks = end_ticks(f);
+    for (uint32_t j = t->omp_depth; j > i; j--)
+      if (t->omp[j - 1].recorded)
+        emit_end(t, &t->omp[j - 1], ticks);
+    if (f->recorded)
+      emit_end(t, f, ticks);
     t->omp_depth = i - 1;
-    return f; /* still valid until the next push */
+    return 1;
   }
-  return NULL;
+  return 0;
 }
 
 /* ---- Callbacks ------------------------------------------------------------------- */
@@ -142,8 +177,12 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
   ot_thread *t = ot_self();
   if (!t || t->omp_par_depth == 0)
     return;
-  if (p->recorded && in_state())
-    emit(t, OCCA_TOOLS_EVENT_OMP_PARALLEL_END, 1, p->id, 0, 0, 0, 0);
+  uint64_t ticks = ot_ticks();
+  note_region_end(p->id, ticks);
+  if (p->recorded && in_state()) {
+    uint64_t args[1] = {p->id};
+    ot_emit_at(t, OCCA_TOOLS_EVENT_OMP_PARALLEL_END, 1, args, ticks);
+  }
   /* Regions end in the order they began on their thread. */
   t->omp_par_depth = (uint32_t)(p - t->omp_par);
 }
@@ -169,7 +208,7 @@ static void on_implicit_task(int endpoint, ompt_data_t *parallel_data, ompt_data
       return; /* its region is out of scope */
     uint64_t id = ot_next_corr(t);
     uint32_t rec = want(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN);
-    if (!push(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0, id, p->launch, rec))
+    if (!push(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0, id, p->id, p->launch, rec))
       return;
     task_data->value = id;
     if (rec)
@@ -178,9 +217,7 @@ static void on_implicit_task(int endpoint, ompt_data_t *parallel_data, ompt_data
   }
   if (endpoint != ompt_scope_end || task_data->value == 0 || (flags & ompt_task_initial))
     return;
-  ot_omp_frame *f = pop(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0);
-  if (f && f->recorded)
-    emit(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_END, 1, f->id, 0, 0, 0, 0);
+  pop(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0);
 }
 
 /* Work and sync regions: in scope when the task they belong to is. */
@@ -197,20 +234,17 @@ static void region(unsigned begin_kind, int sub, int endpoint, ompt_data_t *para
     ot_omp_parallel *p = parallel_data ? parallel_data->ptr : NULL;
     uint64_t id = ot_next_corr(t);
     uint32_t rec = want(t, begin_kind);
-    if (!push(t, begin_kind, (uint32_t)sub, id, 0, rec) || !rec)
-      return;
     uint64_t par = p ? p->id : 0;
+    if (!push(t, begin_kind, (uint32_t)sub, id, par, 0, rec) || !rec)
+      return;
     if (begin_kind == OCCA_TOOLS_EVENT_OMP_WORK_BEGIN)
       emit(t, begin_kind, 5, id, (uint64_t)sub, par, task_data->value, count);
     else
       emit(t, begin_kind, 4, id, (uint64_t)sub, par, task_data->value, 0);
     return;
   }
-  if (endpoint != ompt_scope_end)
-    return;
-  ot_omp_frame *f = pop(t, begin_kind, (uint32_t)sub);
-  if (f && f->recorded)
-    emit(t, begin_kind + 1, 1, f->id, 0, 0, 0, 0);
+  if (endpoint == ompt_scope_end)
+    pop(t, begin_kind, (uint32_t)sub);
 }
 
 static void on_work(int work_type, int endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,

@@ -117,6 +117,7 @@ typedef struct ot_omp_parallel { /* a parallel region this thread began */
 
 typedef struct ot_omp_frame { /* an implicit task, work or sync region open on this thread */
   uint64_t id;
+  uint64_t region;   /* the parallel region it belongs to, 0 unknown */
   uint64_t launch;   /* implicit tasks: the OCCA launch their region is inside of */
   uint32_t kind;     /* the begin kind */
   uint32_t sub;      /* work type or sync kind, so an end finds its begin */
@@ -167,6 +168,20 @@ static inline void ot_commit(ot_thread *t, unsigned words) {
 }
 
 /* Records kind with nargs arguments; returns 0 when dropped. */
+/* Records kind at ticks (not after the thread's previous event); 0 when dropped. */
+static inline int ot_emit_at(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args,
+                             uint64_t ticks) {
+  uint64_t *r = ot_reserve(t, 2 + nargs);
+  if (OT_UNLIKELY(r == NULL))
+    return 0;
+  r[0] = ticks;
+  r[1] = (uint64_t)kind | ((uint64_t)nargs << 8);
+  for (unsigned i = 0; i < nargs; i++)
+    r[2 + i] = args[i];
+  ot_commit(t, 2 + nargs);
+  return 1;
+}
+
 static inline int ot_emit(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args) {
   uint64_t *r = ot_reserve(t, 2 + nargs);
   if (OT_UNLIKELY(r == NULL))
