@@ -82,6 +82,8 @@ type batch struct {
 	sorted []held
 	hasNew bool
 	final  bool // sorted is the last set, merged at the end
+	// launches holds the OpenMP regions of launches (omp.go).
+	launches []launchRegion
 }
 
 // Writer writes one process's rows to a Perfetto trace file.
@@ -107,6 +109,7 @@ type Writer struct {
 	nw          []held // unsorted rows since the last sorted set
 	tmp         []held // sort scratch
 	nwFree      chan []held
+	ompSlab     []model.OMP // copies of the rows' OMP (omp.go)
 
 	// worker side
 	proc      uint64
@@ -124,6 +127,10 @@ type Writer struct {
 	lastSDev  uint64
 	mem       *model.MemoryInUse
 	kinds     [256]string
+	omp       *ompWriter // OpenMP state, nil until the first OpenMP row
+	// extraFlows are flow ids the next slice begins with besides its own
+	// (a launch's flows to its OpenMP implicit tasks).
+	extraFlows []uint64
 
 	ring  [chunks]*batch       // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) % ringRows
 	busy  []bool               // the ring slot holds a row not yet released
@@ -294,8 +301,12 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 		w.lastSeenDev = r.Device
 	}
 	b.rows = append(b.rows, *r)
+	d := r.Dur
+	if r.OMP != nil {
+		d = w.addOMP(b, r)
+	}
 	w.rOrder++
-	w.nw = append(w.nw, held{start: r.Start, dur: r.Dur, seq: w.rOrder, idx: int32((w.rOrder - 1) % ringRows)})
+	w.nw = append(w.nw, held{start: r.Start, dur: d, seq: w.rOrder, idx: int32((w.rOrder - 1) % ringRows)})
 	if len(b.rows) == cap(b.rows) {
 		if len(w.nw) >= ReorderRows/2 {
 			w.sortNew(b, false)
@@ -332,7 +343,7 @@ func (w *Writer) run() {
 		} else if b.hasNew {
 			w.nwFree <- b.sorted[:0]
 		}
-		b.threads, b.devs, b.sorted, b.hasNew, b.final = b.threads[:0], b.devs[:0], nil, false, false
+		b.threads, b.devs, b.sorted, b.hasNew, b.final, b.launches = b.threads[:0], b.devs[:0], nil, false, false, b.launches[:0]
 		if w.err != nil { // not kept in the ring: the reader may need it
 			b.rows = b.rows[:0]
 			w.free <- b
@@ -340,6 +351,9 @@ func (w *Writer) run() {
 	}
 	if w.err == nil {
 		w.flushReorder(w.last0, true)
+	}
+	if w.err == nil {
+		w.ompFinish()
 	}
 	if w.err == nil {
 		w.writeOut()
@@ -379,6 +393,9 @@ func (w *Writer) addBatch(b *batch) {
 	}
 	for _, d := range b.devs {
 		w.devices[d.id] = &device{id: d.id, name: d.name}
+	}
+	if len(b.launches) > 0 {
+		w.addLaunches(b.launches)
 	}
 	// The batch's rows stay where the reader put them: the batch is the
 	// ring's chunk for them until it is handed back.
@@ -480,6 +497,9 @@ const chunks = ringRows / batchRows
 func (w *Writer) moveAside(idx int32, seq uint64) {
 	r := &w.ring[idx/batchRows].rows[idx%batchRows]
 	key := held{start: r.Start, dur: r.Dur, seq: seq}
+	if r.OMP != nil {
+		key.dur = ompHeldDur(r)
+	}
 	i, ok := slices.BinarySearchFunc(w.pend, key, cmpHeld)
 	if !ok {
 		panic("perfetto: held row not found")
@@ -628,12 +648,15 @@ type nameKey struct {
 }
 
 const (
-	formKindName = iota // kind + " " + s, or kind when s is ""
-	formPlain           // s
-	formTrigger         // "trigger " + s
-	formUnpaired        // kind + " (unpaired)"
-	formCopy            // "copy " + s
-	formKind            // kind
+	formKindName  = iota // kind + " " + s, or kind when s is ""
+	formPlain            // s
+	formTrigger          // "trigger " + s
+	formUnpaired         // kind + " (unpaired)"
+	formCopy             // "copy " + s
+	formKind             // kind
+	formOMP              // ompName(s), or kind when s is ""
+	formOMPThread        // "OpenMP thread (" + s + ")"
+	formTask             // "task " + s
 )
 
 func (w *Writer) kindName(k trace.Kind) string {
@@ -660,6 +683,15 @@ func (w *Writer) makeName(k trace.Kind, form uint16, s string) string {
 		return "copy " + s
 	case formKind:
 		return w.kindName(k)
+	case formOMP:
+		if s == "" {
+			return w.kindName(k)
+		}
+		return ompName(s)
+	case formOMPThread:
+		return "OpenMP thread (" + s + ")"
+	case formTask:
+		return "task " + s
 	}
 	return s
 }
@@ -708,10 +740,18 @@ const (
 	annotBytes
 	annotDirection
 	annotStatus
+	annotParallel
+	annotTask
+	annotParent
+	annotLaunch
+	annotTeam
+	annotIters
+	annotTaskTime
 	annotCount
 )
 
-var annotNames = [annotCount]string{"", "corr", "bytes", "direction", "status"}
+var annotNames = [annotCount]string{"", "corr", "bytes", "direction", "status",
+	"parallel", "task", "parent", "launch", "team", "count", "task_time"}
 
 func (w *Writer) annot(a int) uint64 {
 	if !w.annots[a] {
@@ -895,7 +935,7 @@ func debugLen(v uint64) int { return 2 + 3 + varintLen(v) }
 // up front, when both fit in one byte and no interned data is due; it
 // reports whether it did. The bytes are those of sliceBeginSlow.
 func (w *Writer) sliceBegin(ts int64, track, name, flow uint64, r *model.Row, dir string) bool {
-	if len(w.newNames) > 0 || len(w.newAnnots) > 0 {
+	if len(w.newNames) > 0 || len(w.newAnnots) > 0 || len(w.extraFlows) > 0 {
 		return false
 	}
 	te := 2 + 1 + varintLen(track) + 1 + varintLen(name)
@@ -968,6 +1008,9 @@ func (w *Writer) sliceBeginSlow(start int64, track, name, flow uint64, r *model.
 	w.out = putVarint(append(w.out, fTENameIID<<3), name)
 	if flow != 0 {
 		w.fixed64(fTEFlowIDs, flow)
+	}
+	for _, f := range w.extraFlows {
+		w.fixed64(fTEFlowIDs, f)
 	}
 	if r != nil {
 		if r.Corr != 0 {
@@ -1052,6 +1095,10 @@ func (w *Writer) write(r *model.Row) {
 		}
 		return
 	}
+	if r.OMP != nil {
+		w.writeOMP(r)
+		return
+	}
 	th := w.thread(r.Thread)
 	if r.Dur == model.Unpaired {
 		w.instant(ts, typeInstant, th.uuid, w.iid(r.Kind, formUnpaired, ""), 0)
@@ -1064,10 +1111,16 @@ func (w *Writer) write(r *model.Row) {
 		name = w.iid(r.Kind, formKindName, r.Name)
 	}
 	var flow uint64
-	if r.Kind == trace.RunBegin && r.DevDur >= 0 {
-		flow = hash(uint64(p.Rank), 7, r.Corr)
+	if r.Kind == trace.RunBegin {
+		if r.DevDur >= 0 {
+			flow = hash(uint64(p.Rank), 7, r.Corr)
+		}
+		if w.omp != nil {
+			w.extraFlows = w.launchFlows(r.Corr)
+		}
 	}
 	w.slice(th.lanes, ts, r.Dur, name, flow, 0, r)
+	w.extraFlows = nil
 	switch r.Kind {
 	case trace.RunBegin, trace.CopyBegin:
 		if r.Device == 0 {

@@ -1,0 +1,421 @@
+package perfetto
+
+// OpenMP rows (model.OMP, FORMAT.md §4) on the thread tracks.
+//
+// Every OpenMP span is a slice on its thread's track (lanes as for calls):
+//   - "parallel" on the thread that began the region (annotations parallel,
+//     parent, team = the requested team size, launch);
+//   - "implicit task N/T" (thread number / actual team size; task,
+//     parallel, launch);
+//   - a worksharing region by its type, "loop", "sections",
+//     "single (executor)", "loop (static)", ... (task, parallel, count,
+//     launch);
+//   - a sync region by its kind, "barrier (implicit)", "taskwait", ...,
+//     and "wait" for the part of it spent waiting (task, parallel, launch;
+//     a wait's task_time);
+//   - "task <id>" for each execution segment of an explicit task (task,
+//     parent, launch, status = the prior_status that ended it).
+//
+// A thread's begin is an instant "OpenMP thread (<type>)", a task's
+// creation an instant "task create" (task, parent, launch); depend items
+// and reported dependences are no events of their own: they are flows.
+//
+// libomp reports a worker's implicit-task end, and the end of the implicit
+// barrier it waits in, only when the worker is woken for its next region,
+// or never for the last region: a worker's implicit task and the work and
+// sync regions and waits of that region are clamped to the end of the
+// parallel region (the parallel row of the thread that began it), and
+// those never ended end there. The parallel regions and implicit tasks
+// needed for that are kept for the last ompKeep of each.
+//
+// Flows:
+//   - one per dependence edge of formats/omp (Graph.Edges: the depend
+//     clauses and the pairs the runtime reported), from the source task's
+//     completing segment to the sink task's first segment. The edges are
+//     known only at the end: the first and the completing segments of
+//     tasks with depend items are written at Close (their lanes are chosen
+//     in order like the others'), with the flows.
+//   - one from an OCCA kernel launch (the run slice) to each implicit task
+//     of each parallel region in it (the rows' launch is the run's
+//     correlation id). The reader learns the regions of a launch from the
+//     implicit task of thread 0, which ends before the launch does.
+//
+// Traces without OpenMP rows pay a nil check per row.
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp"
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// ompKeep bounds the parallel regions and implicit tasks kept to clamp
+// late ends: between ompKeep and 2*ompKeep of the most recent.
+const ompKeep = 1 << 16
+
+// Flow id kinds (hash's second part); 7 is the launch -> device flow.
+const (
+	flowLaunchOMP = 13
+	flowDepend    = 11
+)
+
+// launchRegion is a parallel region in a launch, as the reader sends it.
+type launchRegion struct {
+	launch, parallel uint64
+	team             uint32
+}
+
+// ompSlab holds the copies of the OMP of the rows added: *r.OMP is valid
+// only during Add.
+const ompSlab = 256
+
+// ompHeldDur is the length by which an OpenMP row is ordered among rows
+// of the same start: a wait sorts after its sync region of the same span.
+func ompHeldDur(r *model.Row) int64 {
+	if r.Kind == trace.OmpSyncWaitBegin && r.Dur > 0 {
+		return r.Dur - 1
+	}
+	return r.Dur
+}
+
+// addOMP copies the OpenMP part of the row just appended to b and returns
+// its ompHeldDur.
+func (w *Writer) addOMP(b *batch, r *model.Row) int64 {
+	if len(w.ompSlab) == cap(w.ompSlab) {
+		w.ompSlab = make([]model.OMP, 0, ompSlab)
+	}
+	w.ompSlab = append(w.ompSlab, *r.OMP)
+	m := &w.ompSlab[len(w.ompSlab)-1]
+	b.rows[len(b.rows)-1].OMP = m
+	if r.Kind == trace.OmpImplicitTaskBegin && m.ThreadNum == 0 && m.Launch != 0 && m.Parallel != 0 {
+		b.launches = append(b.launches, launchRegion{launch: m.Launch, parallel: m.Parallel, team: m.TeamSize})
+	}
+	return ompHeldDur(r)
+}
+
+type parEnd struct {
+	end    int64
+	thread uint32
+}
+
+// twoGen is a map that keeps between n and 2n of the most recent entries.
+type twoGen[V any] struct {
+	cur, old map[uint64]V
+}
+
+func (g *twoGen[V]) put(k uint64, v V) {
+	if g.cur == nil {
+		g.cur = map[uint64]V{}
+	}
+	if len(g.cur) >= ompKeep {
+		g.old, g.cur = g.cur, make(map[uint64]V, ompKeep)
+	}
+	g.cur[k] = v
+}
+
+func (g *twoGen[V]) get(k uint64) (V, bool) {
+	if v, ok := g.cur[k]; ok {
+		return v, true
+	}
+	v, ok := g.old[k]
+	return v, ok
+}
+
+type launchOMP struct {
+	regions []launchRegion
+	written bool // the run slice carries the flows
+	left    int  // implicit tasks not yet linked
+}
+
+// deferredSlice is a task segment written at the end, with its flows.
+type deferredSlice struct {
+	start, end                   int64
+	track, name                  uint64
+	task, parent, launch, status uint64
+	out, in                      []uint64
+}
+
+type ompWriter struct {
+	pars     twoGen[parEnd]
+	impl     twoGen[uint64] // implicit task -> parallel
+	launches map[uint64]*launchOMP
+	graph    *omp.Graph
+	started  map[uint64]bool // tasks with depend items whose first segment was seen
+	deferred []deferredSlice
+	first    map[uint64]int // task -> its first segment in deferred
+	last     map[uint64]int // task -> its completing segment in deferred
+	implName map[[2]uint32]uint64
+	ann      []kv
+	term     [1]uint64
+}
+
+type kv struct {
+	a int
+	v uint64
+}
+
+func (w *Writer) ompState() *ompWriter {
+	if w.omp == nil {
+		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, graph: omp.NewGraph(), started: map[uint64]bool{},
+			first: map[uint64]int{}, last: map[uint64]int{}, implName: map[[2]uint32]uint64{}}
+	}
+	return w.omp
+}
+
+// addLaunches takes the regions of launches the reader sent.
+func (w *Writer) addLaunches(rs []launchRegion) {
+	o := w.ompState()
+	for _, r := range rs {
+		l := o.launches[r.launch]
+		if l == nil {
+			l = &launchOMP{}
+			o.launches[r.launch] = l
+		}
+		l.regions = append(l.regions, r)
+	}
+}
+
+// launchFlows returns the flows from launch corr to its implicit tasks,
+// once; nil when it has no OpenMP region.
+func (w *Writer) launchFlows(corr uint64) []uint64 {
+	l := w.omp.launches[corr]
+	if l == nil || l.written {
+		return nil
+	}
+	var ids []uint64
+	for _, r := range l.regions {
+		for k := uint32(0); k < r.team; k++ {
+			ids = append(ids, hash(uint64(w.p.Rank), flowLaunchOMP, corr, r.parallel, uint64(k)))
+		}
+		l.left += int(r.team)
+	}
+	l.written = true
+	if l.left == 0 {
+		delete(w.omp.launches, corr)
+	}
+	return ids
+}
+
+// implicitFlow returns the flow into implicit task m from its launch, or 0.
+func (w *Writer) implicitFlow(m *model.OMP) uint64 {
+	l := w.omp.launches[m.Launch]
+	if m.Launch == 0 || l == nil || !l.written {
+		return 0
+	}
+	for _, r := range l.regions {
+		if r.parallel == m.Parallel && m.ThreadNum < r.team {
+			if l.left--; l.left <= 0 {
+				delete(w.omp.launches, m.Launch)
+			}
+			return hash(uint64(w.p.Rank), flowLaunchOMP, m.Launch, r.parallel, uint64(m.ThreadNum))
+		}
+	}
+	return 0
+}
+
+// ompName turns a type name "a_b" into "a (b)".
+func ompName(s string) string {
+	if i := strings.IndexByte(s, '_'); i > 0 {
+		return s[:i] + " (" + s[i+1:] + ")"
+	}
+	return s
+}
+
+// clamp ends a worker's row of parallel region par no later than the
+// region's end, and ends there a row never ended.
+func (w *Writer) clamp(r *model.Row, par uint64) {
+	o := w.omp
+	if par == 0 {
+		par, _ = o.impl.get(r.OMP.Task)
+	}
+	pe, ok := o.pars.get(par)
+	if !ok || pe.thread == r.Thread || r.Start > pe.end {
+		return
+	}
+	if r.Dur == model.Unpaired || r.Start+r.Dur > pe.end {
+		r.Dur = pe.end - r.Start
+	}
+}
+
+// writeOMP writes an OpenMP row.
+func (w *Writer) writeOMP(r *model.Row) {
+	o := w.ompState()
+	m := r.OMP
+	p := w.p
+	ann := o.ann[:0]
+	var name, term uint64
+	switch r.Kind {
+	case trace.OmpThreadBegin:
+		w.ompInstant(r, w.iid(r.Kind, formOMPThread, r.Name), nil)
+		return
+	case trace.OmpTaskCreate:
+		o.graph.Add(r)
+		ann = append(ann, kv{annotTask, m.Task}, kv{annotParent, m.Parent}, kv{annotLaunch, m.Launch})
+		w.ompInstant(r, w.iid(r.Kind, formPlain, "task create"), ann)
+		o.ann = ann
+		return
+	case trace.OmpTaskDepend, trace.OmpTaskDependence:
+		o.graph.Add(r)
+		return
+	case trace.OmpParallelBegin:
+		if r.Dur != model.Unpaired {
+			o.pars.put(m.ID, parEnd{end: r.Start + r.Dur, thread: r.Thread})
+		}
+		name = w.iid(r.Kind, formPlain, "parallel")
+		ann = append(ann, kv{annotParallel, m.ID}, kv{annotParent, m.Parent}, kv{annotTeam, uint64(m.TeamSize)},
+			kv{annotLaunch, m.Launch})
+	case trace.OmpImplicitTaskBegin:
+		o.impl.put(m.Task, m.Parallel)
+		w.clamp(r, m.Parallel)
+		key := [2]uint32{m.ThreadNum, m.TeamSize}
+		if name = o.implName[key]; name == 0 {
+			s := "implicit task " + strconv.FormatUint(uint64(m.ThreadNum), 10) + "/" + strconv.FormatUint(uint64(m.TeamSize), 10)
+			name = w.iid(r.Kind, formPlain, s)
+			o.implName[key] = name
+		}
+		ann = append(ann, kv{annotTask, m.Task}, kv{annotParallel, m.Parallel}, kv{annotLaunch, m.Launch})
+		if r.Dur != model.Unpaired {
+			term = w.implicitFlow(m)
+		}
+	case trace.OmpWorkBegin, trace.OmpSyncBegin, trace.OmpSyncWaitBegin:
+		w.clamp(r, m.Parallel)
+		if r.Kind == trace.OmpSyncWaitBegin {
+			name = w.iid(r.Kind, formPlain, "wait")
+		} else {
+			name = w.iid(r.Kind, formOMP, r.Name)
+		}
+		ann = append(ann, kv{annotTask, m.Task}, kv{annotParallel, m.Parallel})
+		if r.Kind == trace.OmpWorkBegin {
+			ann = append(ann, kv{annotIters, m.Count})
+		}
+		if r.Kind == trace.OmpSyncWaitBegin {
+			ann = append(ann, kv{annotTaskTime, uint64(m.TaskTime)})
+		}
+		ann = append(ann, kv{annotLaunch, m.Launch})
+	case trace.OmpTaskSchedule:
+		o.graph.Add(r)
+		if r.Dur == model.Unpaired {
+			break
+		}
+		name = w.iid(r.Kind, formTask, strconv.FormatUint(m.Task, 10))
+		if m.HasDeps {
+			first := !o.started[m.Task]
+			if first || m.Completed {
+				o.started[m.Task] = true
+				ts := p.WallTime(r.Start)
+				l := w.pickLane(w.thread(r.Thread).lanes, ts, ts+r.Dur)
+				o.deferred = append(o.deferred, deferredSlice{start: ts, end: ts + r.Dur, track: l.uuid, name: name,
+					task: m.Task, parent: m.Parent, launch: m.Launch, status: r.Status})
+				if first {
+					o.first[m.Task] = len(o.deferred) - 1
+				}
+				if m.Completed {
+					o.last[m.Task] = len(o.deferred) - 1
+				}
+				return
+			}
+		}
+		ann = append(ann, kv{annotTask, m.Task}, kv{annotParent, m.Parent}, kv{annotLaunch, m.Launch},
+			kv{annotStatus, r.Status})
+	default:
+		return
+	}
+	o.ann = ann
+	if r.Dur == model.Unpaired {
+		w.instant(p.WallTime(r.Start), typeInstant, w.thread(r.Thread).uuid, w.iid(r.Kind, formUnpaired, ""), 0)
+		return
+	}
+	ts := p.WallTime(r.Start)
+	l := w.pickLane(w.thread(r.Thread).lanes, ts, ts+r.Dur)
+	var terms []uint64
+	if term != 0 {
+		o.term[0] = term
+		terms = o.term[:]
+	}
+	w.ompEvent(ts, typeSliceBegin, l.uuid, name, nil, terms, ann)
+	w.ompEvent(ts+r.Dur, typeSliceEnd, l.uuid, 0, nil, nil, nil)
+}
+
+func (w *Writer) ompInstant(r *model.Row, name uint64, ann []kv) {
+	w.ompEvent(w.p.WallTime(r.Start), typeInstant, w.thread(r.Thread).uuid, name, nil, nil, ann)
+}
+
+// pickLane returns the first lane of ls where [start, end) nests, pushing
+// it (slice's choice, for OpenMP rows).
+func (w *Writer) pickLane(ls *laneSet, start, end int64) *lane {
+	i := 0
+	for ; i < len(ls.lanes); i++ {
+		l := &ls.lanes[i]
+		for len(l.stack) > 0 && l.stack[len(l.stack)-1] <= start {
+			l.stack = l.stack[:len(l.stack)-1]
+		}
+		if n := len(l.stack); n == 0 || l.stack[n-1] >= end {
+			break
+		}
+	}
+	if i == len(ls.lanes) {
+		u := w.named(ls.parent, ls.name+" #"+strconv.Itoa(i+1), 1000+i)
+		ls.lanes = append(ls.lanes, lane{uuid: u})
+	}
+	l := &ls.lanes[i]
+	l.stack = append(l.stack, end)
+	return l
+}
+
+// ompEvent writes a track event through placeholders: name 0 for none,
+// flows leaving, one terminating flow (0 none) and debug annotations
+// (those with a zero value left out).
+func (w *Writer) ompEvent(ts int64, typ, track, name uint64, flows, terms []uint64, ann []kv) {
+	for _, a := range ann {
+		if a.v != 0 {
+			w.annot(a.a)
+		}
+	}
+	p := w.begin(ts)
+	t := w.teStart(typ, track)
+	if name != 0 {
+		w.out = putVarint(append(w.out, fTENameIID<<3), name)
+	}
+	for _, f := range flows {
+		w.fixed64(fTEFlowIDs, f)
+	}
+	for _, f := range terms {
+		w.fixed64(fTETermFlowIDs, f)
+	}
+	for _, a := range ann {
+		if a.v != 0 {
+			w.debugUint(a.a, a.v)
+		}
+	}
+	w.teEnd(t)
+	w.end(p)
+}
+
+// ompFinish writes the deferred task segments with the dependence flows.
+func (w *Writer) ompFinish() {
+	o := w.omp
+	if o == nil || len(o.deferred) == 0 {
+		return
+	}
+	rank := uint64(w.p.Rank)
+	in := map[int][]uint64{}
+	for _, e := range o.graph.Edges() {
+		s, ok1 := o.last[e.Src]
+		d, ok2 := o.first[e.Sink]
+		if !ok1 || !ok2 {
+			continue
+		}
+		id := hash(rank, flowDepend, e.Src, e.Sink)
+		o.deferred[s].out = append(o.deferred[s].out, id)
+		in[d] = append(in[d], id)
+	}
+	for i := range o.deferred {
+		d := &o.deferred[i]
+		ann := []kv{{annotTask, d.task}, {annotParent, d.parent}, {annotLaunch, d.launch}, {annotStatus, d.status}}
+		w.ompEvent(d.start, typeSliceBegin, d.track, d.name, nil, in[i], ann)
+		w.ompEvent(d.end, typeSliceEnd, d.track, 0, d.out, nil, nil)
+	}
+	o.deferred = nil
+}

@@ -1,0 +1,520 @@
+package perfetto
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// A decoded trace: enough of perfetto_trace.proto to check our output.
+type decoded struct {
+	tracks map[uint64]string // uuid -> name (thread name for a thread track)
+	parent map[uint64]uint64
+	names  map[uint64]string // event name iid -> name
+	annots map[uint64]string
+	events []event
+}
+
+type event struct {
+	ts          int64
+	typ, track  uint64
+	name        string
+	flows, term []uint64
+	annots      []string
+}
+
+type field struct {
+	num  int
+	wire int
+	v    uint64
+	b    []byte
+}
+
+func fields(t *testing.T, b []byte) []field {
+	var out []field
+	for len(b) > 0 {
+		tag, n := binary.Uvarint(b)
+		if n <= 0 {
+			t.Fatalf("bad tag")
+		}
+		b = b[n:]
+		f := field{num: int(tag >> 3), wire: int(tag & 7)}
+		switch f.wire {
+		case wireVarint:
+			f.v, n = binary.Uvarint(b)
+			b = b[n:]
+		case wireI64:
+			f.v = binary.LittleEndian.Uint64(b)
+			b = b[8:]
+		case wireLen:
+			l, n := binary.Uvarint(b)
+			f.b = b[n : n+int(l)]
+			b = b[n+int(l):]
+		default:
+			t.Fatalf("wire type %d", f.wire)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func decode(t *testing.T, data []byte) *decoded {
+	d := &decoded{tracks: map[uint64]string{}, parent: map[uint64]uint64{}, names: map[uint64]string{}, annots: map[uint64]string{}}
+	for _, pf := range fields(t, data) {
+		var ts int64
+		var te []byte
+		for _, f := range fields(t, pf.b) {
+			switch f.num {
+			case fPktTimestamp:
+				ts = int64(f.v)
+			case fPktTrackEvent:
+				te = f.b
+			case fPktInterned:
+				for _, g := range fields(t, f.b) {
+					var iid uint64
+					var name string
+					for _, h := range fields(t, g.b) {
+						if h.num == fINIID {
+							iid = h.v
+						} else if h.num == fINName {
+							name = string(h.b)
+						}
+					}
+					if g.num == fIDEventNames {
+						d.names[iid] = name
+					} else if g.num == fIDDebugNames {
+						d.annots[iid] = name
+					}
+				}
+			case fPktTrackDesc:
+				var uuid, parent uint64
+				var name string
+				for _, g := range fields(t, f.b) {
+					switch g.num {
+					case fTDUUID:
+						uuid = g.v
+					case fTDName:
+						name = string(g.b)
+					case fTDParent:
+						parent = g.v
+					case fTDThread, fTDProcess:
+						var tid uint64
+						for _, h := range fields(t, g.b) {
+							if (g.num == fTDThread && h.num == fThName) || (g.num == fTDProcess && h.num == fPDName) {
+								name = string(h.b)
+							}
+							if g.num == fTDThread && h.num == fThTid {
+								tid = h.v
+							}
+						}
+						if g.num == fTDThread {
+							name += fmt.Sprintf(" (tid %d)", tid)
+						}
+					}
+				}
+				d.tracks[uuid], d.parent[uuid] = name, parent
+			}
+		}
+		if te == nil {
+			continue
+		}
+		e := event{ts: ts}
+		for _, f := range fields(t, te) {
+			switch f.num {
+			case fTEType:
+				e.typ = f.v
+			case fTETrack:
+				e.track = f.v
+			case fTENameIID:
+				e.name = d.names[f.v]
+			case fTEFlowIDs:
+				e.flows = append(e.flows, f.v)
+			case fTETermFlowIDs:
+				e.term = append(e.term, f.v)
+			case fTEDebug:
+				var name string
+				var v uint64
+				for _, g := range fields(t, f.b) {
+					if g.num == fDANameIID {
+						name = d.annots[g.v]
+					} else if g.num == fDAUint {
+						v = g.v
+					}
+				}
+				e.annots = append(e.annots, fmt.Sprintf("%s=%d", name, v))
+			}
+		}
+		if _, ok := d.tracks[e.track]; !ok {
+			t.Fatalf("event on an undescribed track %d", e.track)
+		}
+		d.events = append(d.events, e)
+	}
+	return d
+}
+
+type dslice struct {
+	start, end int64
+	b          event
+	flows      []uint64 // leaving (on the begin or end)
+	term       []uint64
+	depth      int
+}
+
+// slices returns the slices of each track (a begin is followed by its end
+// on the same track, in file order), in start order with their depth; it
+// fails when slices on a track overlap without nesting.
+func (d *decoded) slices(t *testing.T) map[uint64][]dslice {
+	open := map[uint64]*event{}
+	out := map[uint64][]dslice{}
+	for i := range d.events {
+		e := &d.events[i]
+		switch e.typ {
+		case typeSliceBegin:
+			if open[e.track] != nil {
+				t.Fatalf("two begins in a row on %s", d.tracks[e.track])
+			}
+			open[e.track] = e
+		case typeSliceEnd:
+			b := open[e.track]
+			if b == nil || e.ts < b.ts {
+				t.Fatalf("end without its begin on %s", d.tracks[e.track])
+			}
+			open[e.track] = nil
+			out[e.track] = append(out[e.track], dslice{start: b.ts, end: e.ts, b: *b,
+				flows: append(slices.Clone(b.flows), e.flows...), term: append(slices.Clone(b.term), e.term...)})
+		}
+	}
+	for u, ss := range out {
+		slices.SortStableFunc(ss, func(a, b dslice) int {
+			if a.start != b.start {
+				return int(a.start - b.start)
+			}
+			return int(b.end - a.end)
+		})
+		var stack []int64
+		for i := range ss {
+			for len(stack) > 0 && stack[len(stack)-1] <= ss[i].start {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) > 0 && ss[i].end > stack[len(stack)-1] {
+				t.Errorf("%s: %s [%d, %d) overlaps its parent", d.tracks[u], ss[i].b.name, ss[i].start, ss[i].end)
+			}
+			ss[i].depth = len(stack)
+			stack = append(stack, ss[i].end)
+		}
+	}
+	return out
+}
+
+// dump is the golden form: per track (by name), its slices with depth,
+// times from the first event, annotations and flows (numbered by first
+// appearance), then instants.
+func (d *decoded) dump(t *testing.T) string {
+	ss := d.slices(t)
+	var t0 int64 = -1
+	for _, e := range d.events {
+		if t0 < 0 || e.ts < t0 {
+			t0 = e.ts
+		}
+	}
+	flowNo := map[uint64]int{}
+	fl := func(ids []uint64) string {
+		var s []string
+		for _, id := range ids {
+			if _, ok := flowNo[id]; !ok {
+				flowNo[id] = len(flowNo) + 1
+			}
+			s = append(s, fmt.Sprint(flowNo[id]))
+		}
+		return strings.Join(s, ",")
+	}
+	var uuids []uint64
+	for u := range d.tracks {
+		uuids = append(uuids, u)
+	}
+	slices.SortFunc(uuids, func(a, b uint64) int {
+		if c := strings.Compare(d.tracks[a], d.tracks[b]); c != 0 {
+			return c
+		}
+		return cmpU(a, b)
+	})
+	var b strings.Builder
+	for _, u := range uuids {
+		fmt.Fprintf(&b, "track %q\n", d.tracks[u])
+		for _, s := range ss[u] {
+			fmt.Fprintf(&b, "  %s%s [%d, %d)", strings.Repeat("  ", s.depth), s.b.name, s.start-t0, s.end-t0)
+			if len(s.b.annots) > 0 {
+				fmt.Fprintf(&b, " %s", strings.Join(s.b.annots, " "))
+			}
+			if len(s.flows) > 0 {
+				fmt.Fprintf(&b, " flows-out=%s", fl(s.flows))
+			}
+			if len(s.term) > 0 {
+				fmt.Fprintf(&b, " flows-in=%s", fl(s.term))
+			}
+			b.WriteString("\n")
+		}
+		for _, e := range d.events {
+			if e.track == u && e.typ == typeInstant {
+				fmt.Fprintf(&b, "  instant %s @%d %s\n", e.name, e.ts-t0, strings.Join(e.annots, " "))
+			}
+		}
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update):\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+// convertFile converts the trace at path and returns the Perfetto bytes.
+func convertFile(t *testing.T, path string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	var w *Writer
+	_, err := model.Read(path, 0, model.Options{Window: PairWindow, Open: func(p *model.Process) error {
+		var err error
+		w, err = Create(out, p, 1)
+		return err
+	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.Late() != 0 {
+		t.Errorf("%d late rows", w.Late())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// counts returns the slices per name on the track named track.
+func (d *decoded) counts(t *testing.T, track string) map[string]int {
+	out := map[string]int{}
+	for u, ss := range d.slices(t) {
+		if d.tracks[u] != track {
+			continue
+		}
+		for _, s := range ss {
+			name := s.b.name
+			if strings.HasPrefix(name, "task ") && name != "task create" {
+				name = "task"
+			}
+			out[name]++
+		}
+	}
+	return out
+}
+
+// flows checks that every flow leaves one slice and ends in another, and
+// returns their number.
+func (d *decoded) flows(t *testing.T) int {
+	out, in := map[uint64]int{}, map[uint64]int{}
+	for _, ss := range d.slices(t) {
+		for _, s := range ss {
+			for _, f := range s.flows {
+				out[f]++
+			}
+			for _, f := range s.term {
+				in[f]++
+			}
+		}
+	}
+	for f, n := range out {
+		if n != 1 || in[f] != 1 {
+			t.Errorf("flow %x leaves %d slices, ends in %d", f, n, in[f])
+		}
+	}
+	for f := range in {
+		if out[f] == 0 {
+			t.Errorf("flow %x ends without leaving a slice", f)
+		}
+	}
+	return len(out)
+}
+
+// The real trace of formats/omp: a parallel for on 2 threads, then a
+// single creating a diamond of 4 tasks. The worker's implicit tasks and
+// barriers end at their region's end (libomp reports them late, or never
+// for the last region).
+func TestOpenMPRealTrace(t *testing.T) {
+	data := convertFile(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"))
+	d := decode(t, data)
+	golden(t, "omp-t1.dump", []byte(d.dump(t)))
+	want := map[string]map[string]int{
+		"t1 (tid 21436)": {"parallel": 2, "implicit task 0/2": 2, "loop": 1, "single (executor)": 1,
+			"barrier (implicit)": 3, "wait": 3, "task": 3},
+		"t1 (tid 21442)": {"implicit task 1/2": 2, "loop": 1, "single (other)": 1, "barrier (implicit)": 3, "wait": 3, "task": 1},
+	}
+	for tr, w := range want {
+		if got := d.counts(t, tr); !mapsEqual(got, w) {
+			t.Errorf("%s: slices %v, want %v", tr, got, w)
+		}
+	}
+	if n := d.flows(t); n != 4 {
+		t.Errorf("%d flows, want 4 (the diamond's edges)", n)
+	}
+	// Every slice of the worker lies within a parallel region of t1.
+	ss := d.slices(t)
+	var pars [][2]int64
+	var worker uint64
+	for u, name := range d.tracks {
+		for _, s := range ss[u] {
+			if s.b.name == "parallel" {
+				pars = append(pars, [2]int64{s.start, s.end})
+			}
+		}
+		if name == "t1 (tid 21442)" {
+			worker = u
+		}
+	}
+	for _, s := range ss[worker] {
+		in := false
+		for _, p := range pars {
+			in = in || (s.start >= p[0] && s.end <= p[1])
+		}
+		if !in {
+			t.Errorf("worker: %s [%d, %d) outside the parallel regions %v", s.b.name, s.start, s.end, pars)
+		}
+	}
+	for _, e := range d.events {
+		if e.typ == typeInstant && strings.Contains(e.name, "unpaired") && !strings.HasPrefix(e.name, "omp_thread") {
+			t.Errorf("unpaired %s left", e.name)
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// omptest's synthetic trace: launches with parallel regions (a flow from
+// each launch to each of its 2 implicit tasks), explicit tasks with 7
+// dependence edges, the worker's implicit task and barrier of the last
+// region never ended (closed at the region's end), a task still running at
+// the end (an unpaired instant).
+func TestOpenMPSynthetic(t *testing.T) {
+	var buf bytes.Buffer
+	if err := omptest.WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "omp.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := decode(t, convertFile(t, path))
+	golden(t, "omp-small.dump", []byte(d.dump(t)))
+	var names []string
+	for _, n := range d.tracks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var got []string
+	for _, n := range names {
+		c := d.counts(t, n)
+		if len(c) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(c))
+		for k := range c {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			got = append(got, fmt.Sprintf("%s/%s=%d", n, k, c[k]))
+		}
+	}
+	want := []string{"current stream/axpy=1", "current stream/dot=1",
+		"main (tid 4242)/barrier (explicit)=1", "main (tid 4242)/barrier (implicit)=2",
+		"main (tid 4242)/implicit task 0/2=3", "main (tid 4242)/loop=1", "main (tid 4242)/parallel=3",
+		"main (tid 4242)/run axpy=1", "main (tid 4242)/run dot=1", "main (tid 4242)/single (executor)=1",
+		"main (tid 4242)/task=8", "main (tid 4242)/wait=3",
+		"worker (tid 4243)/barrier (implicit)=3", "worker (tid 4243)/implicit task 1/2=3", "worker (tid 4243)/loop=1",
+		"worker (tid 4243)/single (other)=1", "worker (tid 4243)/task=1", "worker (tid 4243)/wait=3"}
+	if !slices.Equal(got, want) {
+		t.Errorf("slices per track:\n%v\nwant\n%v", got, want)
+	}
+	// Task 520 is still running when the trace ends.
+	unpaired := 0
+	for _, e := range d.events {
+		if e.typ == typeInstant && e.name == "omp_task (unpaired)" {
+			unpaired++
+		}
+	}
+	if unpaired != 1 {
+		t.Errorf("%d unpaired task segments, want 1", unpaired)
+	}
+	// 4 launch -> implicit task flows, 7 dependence edges.
+	if n := d.flows(t); n != 11 {
+		t.Errorf("%d flows, want 11", n)
+	}
+}
+
+// A trace without OpenMP comes out as before the OpenMP slices existed:
+// the bytes' hash was taken then.
+func TestNoOpenMPUnchanged(t *testing.T) {
+	var buf bytes.Buffer
+	if err := tracetest.WriteSmall(&buf, tracetest.SmallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "small.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := convertFile(t, path)
+	golden(t, "small.sha256", []byte(fmt.Sprintf("%x\n", sha256.Sum256(data))))
+	golden(t, "small.dump", []byte(decode(t, data).dump(t)))
+}
+
+func cmpU(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
