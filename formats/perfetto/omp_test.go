@@ -14,6 +14,7 @@ import (
 
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -517,4 +518,75 @@ func cmpU(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// A parallel region with more rows inside than the reorder buffer holds:
+// its implicit tasks and the region itself come after their contents (the
+// Pairer sends a row at its end) and are written late; they go on lanes of
+// their own, so that nothing overlaps without nesting.
+func TestOpenMPLateContainers(t *testing.T) {
+	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	w, err := Create(path, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(r model.Row, m model.OMP) {
+		r.DevDur = -1
+		r.OMP = &m
+		if err := w.Add(p, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := ReorderRows + ReorderRows/2
+	end := int64(100 + 10*n)
+	// Tasks on both threads, inside the barrier waits.
+	for i := 0; i < n; i++ {
+		th := uint32(i % 2)
+		add(model.Row{Kind: trace.OmpTaskSchedule, Thread: th, Start: int64(100 + 10*i), Dur: 5, Status: model.TaskComplete},
+			model.OMP{ID: uint64(1000 + i), Task: uint64(1000 + i), Parent: 11, Completed: true})
+	}
+	for th := uint32(0); th < 2; th++ {
+		add(model.Row{Kind: trace.OmpSyncWaitBegin, Thread: th, Start: 90, Dur: end - 90, Name: "barrier_implicit"},
+			model.OMP{ID: 20 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2})
+		add(model.Row{Kind: trace.OmpSyncBegin, Thread: th, Start: 80, Dur: end - 80, Name: "barrier_implicit"},
+			model.OMP{ID: 30 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2})
+	}
+	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 0, Start: 20, Dur: end - 10},
+		model.OMP{ID: 11, Task: 11, Parallel: 1, ThreadNum: 0, TeamSize: 2})
+	add(model.Row{Kind: trace.OmpParallelBegin, Thread: 0, Start: 10, Dur: end},
+		model.OMP{ID: 1, Parallel: 1, Parent: 5, TeamSize: 2})
+	// The worker's implicit task never ends: closed at the region's end.
+	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 1, Start: 30, Dur: model.Unpaired},
+		model.OMP{ID: 12, Task: 12, Parallel: 1, ThreadNum: 1, TeamSize: 2})
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.Late() == 0 {
+		t.Fatalf("no late rows: the test does not test")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decode(t, data) // slices fails on overlaps
+	total := 0
+	for _, ss := range d.slices(t) {
+		total += len(ss)
+	}
+	if want := n + 4 + 2 + 1; total != want {
+		t.Errorf("%d slices, want %d", total, want)
+	}
+	var closed bool
+	for u, ss := range d.slices(t) {
+		for _, s := range ss {
+			if s.b.name == "implicit task 1/2" {
+				closed = s.end-s.start == p.WallTime(10+end)-p.WallTime(30)
+				t.Logf("worker implicit task on %s", d.tracks[u])
+			}
+		}
+	}
+	if !closed {
+		t.Errorf("the worker's implicit task is not closed at the region's end")
+	}
 }

@@ -11,7 +11,11 @@
 //     launch span) and copies;
 //   - a flow from each host launch to its device execution when the launch
 //     has device time;
-//   - a counter track per device: bytes of device memory in use.
+//   - a counter track per device: bytes of device memory in use;
+//   - OpenMP regions, implicit tasks and explicit task segments as slices
+//     on the thread tracks, with flows for task dependences and from a
+//     launch to its implicit tasks (omp.go). Traces without OpenMP rows
+//     pay a nil check per row for them.
 //
 // Slices on one track must nest; a slice that would overlap without
 // nesting goes on a sibling lane track ("name #2"), so nothing is dropped
