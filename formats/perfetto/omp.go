@@ -126,7 +126,7 @@ func (g *twoGen[V]) get(k uint64) (V, bool) {
 type launchOMP struct {
 	regions []launchRegion
 	written bool // the run slice carries the flows
-	left    int  // implicit tasks not yet linked
+	left    int  // implicit tasks not yet written
 }
 
 // deferredSlice is a task segment written at the end, with its flows.
@@ -142,7 +142,7 @@ type ompWriter struct {
 	impl     twoGen[uint64] // implicit task -> parallel
 	launches map[uint64]*launchOMP
 	graph    *omp.Graph
-	started  map[uint64]bool // tasks with depend items whose first segment was seen
+	started  map[uint64]bool // tasks with depend items running: first segment seen, not completed
 	deferred []deferredSlice
 	first    map[uint64]int // task -> its first segment in deferred
 	last     map[uint64]int // task -> its completing segment in deferred
@@ -174,11 +174,14 @@ func (w *Writer) addLaunches(rs []launchRegion) {
 			o.launches[r.launch] = l
 		}
 		l.regions = append(l.regions, r)
+		l.left += int(r.team)
 	}
 }
 
 // launchFlows returns the flows from launch corr to its implicit tasks,
-// once; nil when it has no OpenMP region.
+// once; nil when it has no OpenMP region. The launch may be written after
+// its implicit tasks (a launch with more rows inside than the reorder
+// buffer holds): trace processors order the flow's ends by time.
 func (w *Writer) launchFlows(corr uint64) []uint64 {
 	l := w.omp.launches[corr]
 	if l == nil || l.written {
@@ -189,7 +192,6 @@ func (w *Writer) launchFlows(corr uint64) []uint64 {
 		for k := uint32(0); k < r.team; k++ {
 			ids = append(ids, hash(uint64(w.p.Rank), flowLaunchOMP, corr, r.parallel, uint64(k)))
 		}
-		l.left += int(r.team)
 	}
 	l.written = true
 	if l.left == 0 {
@@ -198,15 +200,16 @@ func (w *Writer) launchFlows(corr uint64) []uint64 {
 	return ids
 }
 
-// implicitFlow returns the flow into implicit task m from its launch, or 0.
+// implicitFlow returns the flow into implicit task m from its launch, or 0
+// when the reader saw no region of that launch.
 func (w *Writer) implicitFlow(m *model.OMP) uint64 {
 	l := w.omp.launches[m.Launch]
-	if m.Launch == 0 || l == nil || !l.written {
+	if m.Launch == 0 || l == nil {
 		return 0
 	}
 	for _, r := range l.regions {
 		if r.parallel == m.Parallel && m.ThreadNum < r.team {
-			if l.left--; l.left <= 0 {
+			if l.left--; l.left <= 0 && l.written {
 				delete(w.omp.launches, m.Launch)
 			}
 			return hash(uint64(w.p.Rank), flowLaunchOMP, m.Launch, r.parallel, uint64(m.ThreadNum))
@@ -313,6 +316,7 @@ func (w *Writer) writeOMP(r *model.Row) {
 				}
 				if m.Completed {
 					o.last[m.Task] = len(o.deferred) - 1
+					delete(o.started, m.Task) // no segment follows
 				}
 				return
 			}

@@ -523,7 +523,8 @@ func cmpU(a, b uint64) int {
 // A parallel region with more rows inside than the reorder buffer holds:
 // its implicit tasks and the region itself come after their contents (the
 // Pairer sends a row at its end) and are written late; they go on lanes of
-// their own, so that nothing overlaps without nesting.
+// their own, so that nothing overlaps without nesting. The launch around it
+// comes last and still links to both implicit tasks.
 func TestOpenMPLateContainers(t *testing.T) {
 	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
 	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
@@ -548,17 +549,21 @@ func TestOpenMPLateContainers(t *testing.T) {
 	}
 	for th := uint32(0); th < 2; th++ {
 		add(model.Row{Kind: trace.OmpSyncWaitBegin, Thread: th, Start: 90, Dur: end - 90, Name: "barrier_implicit"},
-			model.OMP{ID: 20 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2})
+			model.OMP{ID: 20 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2, Launch: 77})
 		add(model.Row{Kind: trace.OmpSyncBegin, Thread: th, Start: 80, Dur: end - 80, Name: "barrier_implicit"},
-			model.OMP{ID: 30 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2})
+			model.OMP{ID: 30 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2, Launch: 77})
 	}
 	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 0, Start: 20, Dur: end - 10},
-		model.OMP{ID: 11, Task: 11, Parallel: 1, ThreadNum: 0, TeamSize: 2})
+		model.OMP{ID: 11, Task: 11, Parallel: 1, ThreadNum: 0, TeamSize: 2, Launch: 77})
 	add(model.Row{Kind: trace.OmpParallelBegin, Thread: 0, Start: 10, Dur: end},
-		model.OMP{ID: 1, Parallel: 1, Parent: 5, TeamSize: 2})
+		model.OMP{ID: 1, Parallel: 1, Parent: 5, TeamSize: 2, Launch: 77})
+	launch := model.Row{Kind: trace.RunBegin, Thread: 0, Start: 5, Dur: end + 10, Corr: 77, Name: "k", DevDur: -1}
+	if err := w.Add(p, &launch); err != nil {
+		t.Fatal(err)
+	}
 	// The worker's implicit task never ends: closed at the region's end.
 	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 1, Start: 30, Dur: model.Unpaired},
-		model.OMP{ID: 12, Task: 12, Parallel: 1, ThreadNum: 1, TeamSize: 2})
+		model.OMP{ID: 12, Task: 12, Parallel: 1, ThreadNum: 1, TeamSize: 2, Launch: 77})
 	if err := w.Close(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -574,8 +579,11 @@ func TestOpenMPLateContainers(t *testing.T) {
 	for _, ss := range d.slices(t) {
 		total += len(ss)
 	}
-	if want := n + 4 + 2 + 1; total != want {
+	if want := n + 4 + 2 + 1 + 1; total != want {
 		t.Errorf("%d slices, want %d", total, want)
+	}
+	if f := d.flows(t); f != 2 {
+		t.Errorf("%d flows, want 2 (launch -> implicit tasks)", f)
 	}
 	var closed bool
 	for u, ss := range d.slices(t) {
