@@ -50,7 +50,10 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 slices, a track per device with a track per stream,
                 overlapping work on sibling lanes, flows from launches to
                 their device execution, device memory in use as a counter,
-                drops and triggers as instants. Over 2 GiB the trace stays
+                drops and triggers as instants; OpenMP regions, implicit
+                tasks, barriers, waits and task segments on the thread
+                tracks, with flows for task dependences and from launches
+                to their implicit tasks. Over 2 GiB the trace stays
                 split, one file per rank (events-rankNNNNN.perfetto-trace).
   -to chrome    events-rankNNNNN.json, Chrome trace-event JSON for
                 chrome://tracing and ui.perfetto.dev: pid = rank, tid =
