@@ -346,8 +346,8 @@ func (w *Writer) ompInstant(r *model.Row, name uint64, ann []kv) {
 	w.ompEvent(w.p.WallTime(r.Start), typeInstant, w.thread(r.Thread).uuid, name, nil, nil, ann)
 }
 
-// pickLane returns the first lane of ls where [start, end) nests, pushing
-// it (slice's choice, for OpenMP rows).
+// pickLane returns the first lane of ls where [start, end) nests (a new
+// lane when none), and pushes the interval on it.
 func (w *Writer) pickLane(ls *laneSet, start, end int64) *lane {
 	i := 0
 	for ; i < len(ls.lanes); i++ {

@@ -895,22 +895,7 @@ func (w *Writer) instant(ts int64, typ, track, name uint64, counter int64) {
 // set, gives its debug annotations.
 func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term uint64, r *model.Row) {
 	end := start + max(dur, 0)
-	i := 0
-	for ; i < len(ls.lanes); i++ {
-		l := &ls.lanes[i]
-		for len(l.stack) > 0 && l.stack[len(l.stack)-1] <= start {
-			l.stack = l.stack[:len(l.stack)-1]
-		}
-		if n := len(l.stack); n == 0 || l.stack[n-1] >= end {
-			break
-		}
-	}
-	if i == len(ls.lanes) {
-		u := w.named(ls.parent, ls.name+" #"+strconv.Itoa(i+1), 1000+i)
-		ls.lanes = append(ls.lanes, lane{uuid: u})
-	}
-	l := &ls.lanes[i]
-	l.stack = append(l.stack, end)
+	l := w.pickLane(ls, start, end)
 	var dir string
 	if r != nil { // intern the annotation names before the packet
 		if r.Corr != 0 {
