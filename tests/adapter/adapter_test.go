@@ -47,30 +47,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// profile runs a driver under occa-prof and returns its single trace.
+// profile runs a driver under occa-prof, in an empty kernel cache, and
+// returns its single, clean trace.
 func profile(t *testing.T, flags []string, args ...string) *occatest.Capture {
 	t.Helper()
-	dir := t.TempDir()
-	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache")}
-	out, files, err := occatest.Profile(occaProf, dir, env, append([]string{"--quiet"}, flags...), args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != "ok\n" {
-		t.Fatalf("%v printed %q, want \"ok\\n\"", args, out)
-	}
-	if len(files) != 1 {
-		t.Fatalf("%v: want 1 trace, got %v", args, files)
-	}
-	cp, err := occatest.Read(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cp.Unended != 0 || cp.Dropped != 0 || cp.SetupsFailed != 0 || cp.LaunchesFailed != 0 {
-		t.Errorf("%d begins without end, %d dropped, %d failed setups, %d failed launches",
-			cp.Unended, cp.Dropped, cp.SetupsFailed, cp.LaunchesFailed)
-	}
-	return cp
+	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(t.TempDir(), "cache")}
+	return occatest.ProfileClean(t, occaProf, env, flags, args...)
 }
 
 func traffic(n int, b uint64) occatest.Traffic { return occatest.Traffic{Count: n, Bytes: b} }

@@ -85,27 +85,8 @@ func env(name, def string) string {
 // kernel cache directory to use.
 func run(t *testing.T, cache string, flags []string, args ...string) *occatest.Capture {
 	t.Helper()
-	dir := t.TempDir()
 	env := []string{"OCCA_DIR=" + occaDir, "OCCA_CACHE_DIR=" + cache}
-	out, files, err := occatest.Profile(occaProf, dir, env, append([]string{"--quiet"}, flags...), args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != "ok\n" {
-		t.Fatalf("%v printed %q, want \"ok\\n\"", args, out)
-	}
-	if len(files) != 1 {
-		t.Fatalf("%v: want 1 trace, got %v", args, files)
-	}
-	cp, err := occatest.Read(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cp.Unended != 0 || cp.Dropped != 0 || cp.LaunchesFailed != 0 || cp.SetupsFailed != 0 {
-		t.Errorf("%v: %d begins without end, %d dropped, %d failed launches, %d failed setups",
-			args, cp.Unended, cp.Dropped, cp.LaunchesFailed, cp.SetupsFailed)
-	}
-	return cp
+	return occatest.ProfileClean(t, occaProf, env, flags, args...)
 }
 
 const launches = 7

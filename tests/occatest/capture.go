@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
 )
@@ -221,4 +222,31 @@ func Profile(occaProf, dir string, env, flags []string, args ...string) (string,
 		return string(text), files, fmt.Errorf("occa-prof %s: %v\n%s", strings.Join(args, " "), err, text)
 	}
 	return string(text), files, nil
+}
+
+// ProfileClean runs args under occa-prof --quiet (with flags) in a fresh
+// temporary directory and env added, expects the program to print "ok" and
+// leave one trace, and returns that trace after checking it is clean: every
+// begin ended, nothing dropped, no failed setup or launch.
+func ProfileClean(t testing.TB, occaProf string, env, flags []string, args ...string) *Capture {
+	t.Helper()
+	out, files, err := Profile(occaProf, t.TempDir(), env, append([]string{"--quiet"}, flags...), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "ok\n" {
+		t.Fatalf("%v printed %q, want \"ok\\n\"", args, out)
+	}
+	if len(files) != 1 {
+		t.Fatalf("%v: want 1 trace, got %v", args, files)
+	}
+	cp, err := Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Unended != 0 || cp.Dropped != 0 || cp.SetupsFailed != 0 || cp.LaunchesFailed != 0 {
+		t.Errorf("%v: %d begins without end, %d dropped, %d failed setups, %d failed launches",
+			args, cp.Unended, cp.Dropped, cp.SetupsFailed, cp.LaunchesFailed)
+	}
+	return cp
 }
