@@ -220,6 +220,22 @@ func TestParallelFor(t *testing.T) {
 				w.Args[0], w.Args[1], w.Args[2], w.Args[4], par[0].Args[0])
 		}
 	}
+	// Every implicit task ends by its region's end, though libomp reports a
+	// worker's end only when it is next woken (at the next fork, or here at
+	// the pause before exit): the runtime records it at the region's end.
+	regionEnd := map[uint64]int64{}
+	for _, e := range c.of(trace.OmpParallelEnd) {
+		regionEnd[e.Args[0]] = e.Time
+	}
+	regionOf := map[uint64]uint64{}
+	for _, e := range c.of(trace.OmpImplicitTaskBegin) {
+		regionOf[e.Args[0]] = e.Args[1]
+	}
+	for _, e := range c.of(trace.OmpImplicitTaskEnd) {
+		if end := regionEnd[regionOf[e.Args[0]]]; e.Time > end {
+			t.Errorf("implicit task %d ends at %d ns, after its region's end at %d ns", e.Args[0], e.Time, end)
+		}
+	}
 	explicit := 0
 	for _, s := range c.of(trace.OmpSyncBegin) {
 		switch {
