@@ -168,7 +168,16 @@ void resolve_device(occa::device *d, bool all_streams) {
   if (!can_time())
     return;
   const void *md = real.device_mode_device(d);
-  const void *ms = all_streams ? nullptr : current_stream(d);
+  if (!md)
+    return;  // an uninitialised handle (device::finish on it is a no-op)
+  const void *ms = nullptr;
+  if (!all_streams) {
+    try {
+      ms = current_stream(d);
+    } catch (...) {
+      return;  // resolving must never change what the call does
+    }
+  }
   std::vector<Pending *> done = take([&](Pending *p) {
     return p->mode_device == md && (all_streams || p->mode_stream == ms);
   });
@@ -179,6 +188,8 @@ void resolve_stream(const occa::stream *s) {
   if (!can_time() || !real.stream_get_device)
     return;
   const void *ms = real.stream_mode_stream(s);
+  if (!ms)
+    return;
   occa::device d = real.stream_get_device(s);
   std::vector<Pending *> done = take([&](Pending *p) { return p->mode_stream == ms; });
   report(&d, done);
