@@ -84,7 +84,7 @@ test-occa: all
 
 # The offline tools on a generated trace (OCCA_BENCH_EVENTS events, 10 M by
 # default): events/s of decoding, pairing, each converter and the summary,
-# with peak memory.
+# with peak memory; then pairing, summary and CSV on a trace of OpenMP events.
 bench-convert:
 	OCCA_BENCH_EVENTS=$${OCCA_BENCH_EVENTS:-10000000} $(GO) test -run XXX -bench . -benchtime 1x -timeout 30m ./formats/bench
 

@@ -116,6 +116,11 @@ func peakHeap(fn func()) uint64 {
 
 func run(b *testing.B, fn func(path string) error) {
 	path, n := steadyTrace(b)
+	runOn(b, path, n, fn)
+}
+
+// runOn times fn on the trace at path, which holds n events.
+func runOn(b *testing.B, path string, n int, fn func(path string) error) {
 	b.ResetTimer()
 	var peak uint64
 	for i := 0; i < b.N; i++ {
@@ -147,24 +152,23 @@ func BenchmarkDecode(b *testing.B) {
 	})
 }
 
-func BenchmarkPair(b *testing.B) {
-	run(b, func(path string) error {
-		_, err := model.Read(path, 0, model.Options{}, func(*model.Process, *model.Row) error { return nil })
-		return err
-	})
+func pair(path string) error {
+	_, err := model.Read(path, 0, model.Options{}, func(*model.Process, *model.Row) error { return nil })
+	return err
 }
 
-func BenchmarkSummary(b *testing.B) {
-	run(b, func(path string) error {
-		c := summary.NewCollector()
-		res, err := model.Read(path, 0, model.Options{}, c.Add)
-		if err != nil {
-			return err
-		}
-		c.Finish(res)
-		return summary.Merge(c).Report().Write(io.Discard, "table", "")
-	})
+func summarize(path string) error {
+	c := summary.NewCollector()
+	res, err := model.Read(path, 0, model.Options{}, c.Add)
+	if err != nil {
+		return err
+	}
+	c.Finish(res)
+	return summary.Merge(c).Report().Write(io.Discard, "table", "")
 }
+
+func BenchmarkPair(b *testing.B)    { run(b, pair) }
+func BenchmarkSummary(b *testing.B) { run(b, summarize) }
 
 type rankWriter interface {
 	Add(*model.Process, *model.Row) error
@@ -172,8 +176,14 @@ type rankWriter interface {
 }
 
 func convert(b *testing.B, window int, create func(path string, p *model.Process) (rankWriter, error)) {
+	path, n := steadyTrace(b)
+	convertOn(b, path, n, window, create)
+}
+
+// convertOn times a conversion of the trace at path (n events).
+func convertOn(b *testing.B, path string, n, window int, create func(path string, p *model.Process) (rankWriter, error)) {
 	out := filepath.Join(b.TempDir(), "out")
-	run(b, func(path string) error {
+	runOn(b, path, n, func(path string) error {
 		var w rankWriter
 		res, err := model.Read(path, 0, model.Options{Window: window, Open: func(p *model.Process) error {
 			var err error
@@ -197,9 +207,9 @@ func BenchmarkParquet(b *testing.B) {
 	convert(b, 0, func(path string, p *model.Process) (rankWriter, error) { return parquet.Create(path, p) })
 }
 
-func BenchmarkCSV(b *testing.B) {
-	convert(b, 0, func(path string, p *model.Process) (rankWriter, error) { return csv.Create(path, p) })
-}
+func createCSV(path string, p *model.Process) (rankWriter, error) { return csv.Create(path, p) }
+
+func BenchmarkCSV(b *testing.B) { convert(b, 0, createCSV) }
 
 func BenchmarkPerfetto(b *testing.B) {
 	convert(b, perfetto.PairWindow, func(path string, p *model.Process) (rankWriter, error) { return perfetto.Create(path, p, 1) })

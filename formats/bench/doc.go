@@ -1,6 +1,7 @@
 // Package bench measures the offline tools on a generated trace: decode
 // alone, pairing, each output format and the summary, in events per second
-// and peak heap. Run with
+// and peak heap; and pairing, the summary and CSV on a trace of OpenMP
+// events as OCCA's OpenMP backend makes them (about 2 M events). Run with
 //
 //	go test -run XXX -bench . -benchtime 1x ./formats/bench
 //

@@ -1,21 +1,16 @@
-package omp_test
+package bench
 
 import (
 	"bufio"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/libocca/occa-tools/formats/csv"
-	"github.com/libocca/occa-tools/formats/model"
-	"github.com/libocca/occa-tools/formats/summary"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
-// ompTrace writes (once) a trace as OCCA's OpenMP backend makes one: every
+// ompTrace writes a trace as OCCA's OpenMP backend makes one: every
 // kernel launch a parallel region of 8 threads with a loop and its barrier,
 // every 16th a single that creates 16 tasks in chains of inout clauses.
 // About 2 M events, each thread's in 16 K-event batches.
@@ -116,51 +111,18 @@ func ompTrace(b *testing.B) (string, int) {
 	return genPath, genN
 }
 
-func run(b *testing.B, fn func(path string) error) {
-	path, n := ompTrace(b)
-	b.ResetTimer()
-	start := time.Now()
-	for range b.N {
-		if err := fn(path); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(n)*float64(b.N)/time.Since(start).Seconds()/1e6, "Mevents/s")
-}
-
-// Pairing, summing and converting a trace of OpenMP events: go test -run
-// XXX -bench . -benchtime 1x ./formats/omp.
+// Pairing, summing and converting a trace of OpenMP events.
 func BenchmarkPairOpenMP(b *testing.B) {
-	run(b, func(path string) error {
-		_, err := model.Read(path, 0, model.Options{}, func(*model.Process, *model.Row) error { return nil })
-		return err
-	})
+	path, n := ompTrace(b)
+	runOn(b, path, n, pair)
 }
 
 func BenchmarkSummaryOpenMP(b *testing.B) {
-	run(b, func(path string) error {
-		c := summary.NewCollector()
-		res, err := model.Read(path, 0, model.Options{}, c.Add)
-		if err != nil {
-			return err
-		}
-		c.Finish(res)
-		return summary.Merge(c).Report().Write(io.Discard, "table", "")
-	})
+	path, n := ompTrace(b)
+	runOn(b, path, n, summarize)
 }
 
 func BenchmarkCSVOpenMP(b *testing.B) {
-	out := b.TempDir()
-	run(b, func(path string) error {
-		var w *csv.Writer
-		res, err := model.Read(path, 0, model.Options{Open: func(p *model.Process) error {
-			var err error
-			w, err = csv.Create(filepath.Join(out, csv.FileName(p.Rank)), p)
-			return err
-		}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
-		if err != nil {
-			return err
-		}
-		return w.Close(res)
-	})
+	path, n := ompTrace(b)
+	convertOn(b, path, n, 0, createCSV)
 }
