@@ -324,14 +324,7 @@ func TestWaitIndex(t *testing.T) {
 // (one held back until its create is read), creates, depend items and
 // reported dependences; halves for what was still open at the end.
 func TestGoldenOpenMP(t *testing.T) {
-	var buf bytes.Buffer
-	if err := omptest.WriteSmall(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "omp.occatrace")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := omptest.SmallFile(t)
 	golden(t, "omp.rows", dump(t, path, 0))
 	// A real trace (formats/omp/testdata/t1.c run with LLVM's libomp).
 	golden(t, "omp-t1.rows", dump(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"), 0))

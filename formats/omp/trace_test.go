@@ -1,9 +1,7 @@
 package omp
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -93,14 +91,7 @@ func TestRealDiamond(t *testing.T) {
 }
 
 func TestSyntheticEdges(t *testing.T) {
-	var buf bytes.Buffer
-	if err := omptest.WriteSmall(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "omp.occatrace")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := omptest.SmallFile(t)
 	rb := read(t, path)
 	got := edgeStrings(rb.g.Edges())
 	want := []string{"310-311 both 0xa0", "310-312 both 0xa0", "311-313 depend 0xb0", "312-313 both 0xc0", "313-314 runtime 0x0",

@@ -150,13 +150,8 @@ func dumpTable[T any](t *testing.T, dump *bytes.Buffer, path string) []T {
 // events table (which keeps its two launches); the dependences table holds
 // the edges.
 func TestOpenMP(t *testing.T) {
-	dir := t.TempDir()
-	var buf bytes.Buffer
-	if err := omptest.WriteSmall(&buf); err != nil {
-		t.Fatal(err)
-	}
-	in := filepath.Join(dir, "omp.occatrace")
-	os.WriteFile(in, buf.Bytes(), 0o644)
+	in := omptest.SmallFile(t)
+	dir := filepath.Dir(in)
 	out := filepath.Join(dir, "out")
 	os.Mkdir(out, 0o755)
 	convert(t, in, out)

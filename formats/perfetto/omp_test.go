@@ -438,14 +438,7 @@ func mapsEqual(a, b map[string]int) bool {
 // region never ended (closed at the region's end), a task still running at
 // the end (an unpaired instant).
 func TestOpenMPSynthetic(t *testing.T) {
-	var buf bytes.Buffer
-	if err := omptest.WriteSmall(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "omp.occatrace")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := omptest.SmallFile(t)
 	d := decode(t, convertFile(t, path))
 	golden(t, "omp-small.dump", []byte(d.dump(t)))
 	var names []string

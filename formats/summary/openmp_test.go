@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -16,14 +15,7 @@ import (
 // The OpenMP section of omptest's trace, figure by figure (the trace's
 // doc gives the arithmetic), and in every format.
 func TestOpenMP(t *testing.T) {
-	var buf bytes.Buffer
-	if err := omptest.WriteSmall(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "omp.occatrace")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := omptest.SmallFile(t)
 	rep := collect(t, path)
 	ot := rep.Table("openmp")
 	if ot == nil {
@@ -103,14 +95,7 @@ func TestOpenMPReal(t *testing.T) {
 // Without Finish (rows from a Pairer straight to Add), Report still sums
 // the OpenMP rows; a trace without them has no openmp section.
 func TestOpenMPWithoutFinish(t *testing.T) {
-	var buf bytes.Buffer
-	if err := omptest.WriteSmall(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "omp.occatrace")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := omptest.SmallFile(t)
 	c := NewCollector()
 	if _, err := model.Read(path, 0, model.Options{}, c.Add); err != nil {
 		t.Fatal(err)
@@ -126,14 +111,7 @@ func TestOpenMPWithoutFinish(t *testing.T) {
 // Two traces merge into sums: the same trace twice doubles the counts and
 // times and keeps the ratios.
 func TestOpenMPMerge(t *testing.T) {
-	var buf bytes.Buffer
-	if err := omptest.WriteSmall(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "omp.occatrace")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := omptest.SmallFile(t)
 	one, two := collect(t, path).Table("openmp"), collect(t, path, path).Table("openmp")
 	for i, row := range one.Rows {
 		for j, v := range row {

@@ -5,7 +5,11 @@
 package omptest
 
 import (
+	"bytes"
 	"io"
+	"os"
+	"path/filepath"
+	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -189,4 +193,19 @@ func WriteSmall(w io.Writer) error {
 		}
 	}
 	return tw.Close()
+}
+
+// SmallFile writes the trace of WriteSmall into a temporary directory of t
+// and returns its path.
+func SmallFile(t testing.TB) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteSmall(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "omp.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
