@@ -89,8 +89,10 @@ struct SetupScope {
   }
 };
 
-template <class Setup>
-void report_setup(occa::device *d, const std::string &props, Setup &&real_setup) {
+// props gives the setup properties' text; it is called only when the setup
+// is reported (dumping a json is not free).
+template <class Props, class Setup>
+void report_setup(occa::device *d, Props &&props, Setup &&real_setup) {
   Outermost outer;
   if (!outer.reports() || !enabled(OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN)) {
     real_setup();
@@ -98,7 +100,7 @@ void report_setup(occa::device *d, const std::string &props, Setup &&real_setup)
       device_info(d);
     return;
   }
-  SetupScope scope(props);
+  SetupScope scope(props());
   try {
     real_setup();
   } catch (...) {
@@ -216,14 +218,11 @@ occa_tools_cache_t cache_outcome(occa::kernel *k, int64_t began_ns) {
 // ---- The hooks -------------------------------------------------------------
 
 void occa::device::setup(const std::string &props) {
-  report_setup(this, props, [&] { OT_REAL(device_setup_string)(this, props); });
+  report_setup(this, [&] { return props; }, [&] { OT_REAL(device_setup_string)(this, props); });
 }
 
 void occa::device::setup(const occa::json &props) {
-  // The text is needed only when the event is recorded; dump() is not free.
-  bool wanted = depth == 0 && active() && enabled(OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN);
-  report_setup(this, wanted ? dump(props) : std::string(),
-        [&] { OT_REAL(device_setup_json)(this, props); });
+  report_setup(this, [&] { return dump(props); }, [&] { OT_REAL(device_setup_json)(this, props); });
 }
 
 void occa::device::free() {
