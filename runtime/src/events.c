@@ -271,9 +271,7 @@ void occa_tools_run_begin(occa_tools_call_t *call, occa_tools_data_t *kernel, co
    * return before finding the thread and the device. */
   ot_obj *known = ot_slot_obj(kernel);
   if (known && !atomic_load_explicit(&known->selected, memory_order_relaxed) &&
-      !atomic_load_explicit(&known->windows, memory_order_relaxed) &&
-      atomic_load_explicit(&known->epoch, memory_order_relaxed) ==
-          atomic_load_explicit(&ot_epoch, memory_order_relaxed))
+      !atomic_load_explicit(&known->windows, memory_order_relaxed) && ot_kernel_decided(known))
     return;
   ot_thread *t = ot_self();
   if (OT_UNLIKELY(!t))

@@ -147,8 +147,7 @@ ot_obj *ot_kernel_of(occa_tools_data_t *slot, const char *name, ot_obj *device) 
       k = ot_publish(slot, ot_kernel_new(name, NULL, NULL, 0, device));
     }
   }
-  if (k && OT_UNLIKELY(atomic_load_explicit(&k->epoch, memory_order_relaxed) !=
-                       atomic_load_explicit(&ot_epoch, memory_order_relaxed)))
+  if (k && OT_UNLIKELY(!ot_kernel_decided(k)))
     kernel_decide(k);
   return k;
 }

@@ -255,6 +255,12 @@ OT_HIDDEN void ot_memory_define(ot_obj *m);
 OT_HIDDEN ot_obj *ot_publish(occa_tools_data_t *slot, ot_obj *o);
 
 static inline uint64_t ot_obj_id(const ot_obj *o) { return o ? o->id : 0; }
+/* Is kernel k's decision current (made since the last tag change)? */
+static inline int ot_kernel_decided(ot_obj *k) {
+  return atomic_load_explicit(&k->epoch, memory_order_relaxed) ==
+         atomic_load_explicit(&ot_epoch, memory_order_relaxed);
+}
+
 static inline int ot_obj_selected(const ot_obj *o) {
   return o == NULL || atomic_load_explicit(&((ot_obj *)o)->selected, memory_order_relaxed);
 }
