@@ -9,9 +9,7 @@
 package occa
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,22 +191,14 @@ func TestOpenMPInsideLaunches(t *testing.T) {
 	if err != nil || out != "ok\n" || len(files) != 1 {
 		t.Fatalf("vectors OpenMP: %v, output %q, traces %v", err, out, files)
 	}
-	r, c, err := trace.Open(files[0])
+	ev, err := occatest.ReadEvents(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	runs := map[uint64]bool{}
 	regions := map[uint64]uint64{} // parallel id -> launch
 	tasks := map[uint64]int{}      // parallel id -> implicit tasks
-	for {
-		e, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range ev.Events {
 		switch e.Kind {
 		case trace.RunBegin:
 			runs[e.Args[0]] = true

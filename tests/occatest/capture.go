@@ -58,9 +58,17 @@ type Capture struct {
 
 var directions = []string{"H2D", "D2H", "D2D", "H2H"}
 
-// Read reads the trace at path. It fails on a trace that does not end
-// cleanly, an end before its begin, or an end without a begin.
-func Read(path string) (*Capture, error) {
+// Events is all a trace holds, its events in file order.
+type Events struct {
+	Header *trace.Header
+	Events []trace.Event
+	Dict   *trace.Dict
+	Stats  *trace.Stats
+}
+
+// ReadEvents reads every event of the trace at path. It fails on a damaged
+// trace and on one that does not end cleanly (no final stats chunk).
+func ReadEvents(path string) (*Events, error) {
 	r, c, err := trace.Open(path)
 	if err != nil {
 		return nil, err
@@ -77,15 +85,26 @@ func Read(path string) (*Capture, error) {
 		}
 		events = append(events, e)
 	}
-	if st := r.Stats(); st == nil || !st.Final {
+	st := r.Stats()
+	if st == nil || !st.Final {
 		return nil, fmt.Errorf("%s: no final stats chunk", path)
 	}
-	cp := &Capture{Header: r.Header(), Copies: map[string]Traffic{}, Launches: map[string]int{},
+	return &Events{Header: r.Header(), Events: events, Dict: r.Dict(), Stats: st}, nil
+}
+
+// Read reads the trace at path. It fails on a trace that does not end
+// cleanly, an end before its begin, or an end without a begin.
+func Read(path string) (*Capture, error) {
+	ev, err := ReadEvents(path)
+	if err != nil {
+		return nil, err
+	}
+	cp := &Capture{Header: ev.Header, Copies: map[string]Traffic{}, Launches: map[string]int{},
 		LaunchesOnStream: map[uint64]int{}}
-	if err := cp.add(events, r.Dict()); err != nil {
+	if err := cp.add(ev.Events, ev.Dict); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	for _, n := range r.Stats().Dropped {
+	for _, n := range ev.Stats.Dropped {
 		cp.Dropped += n
 	}
 	return cp, nil

@@ -5,9 +5,7 @@
 package openmp
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +18,7 @@ import (
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/occatest"
 )
 
 var programs string // build/tests/omp-programs
@@ -106,25 +105,16 @@ func run(t *testing.T, config string, args ...string) *capture {
 	if len(files) != 1 {
 		t.Fatalf("want 1 trace, got %v\n%s", files, stderr.String())
 	}
-	r, closer, err := trace.Open(files[0])
+	ev, err := occatest.ReadEvents(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closer.Close()
-	c := &capture{counts: map[trace.Kind]int{}, stdout: string(out), path: files[0]}
-	for {
-		e, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", files[0], err)
-		}
-		c.events = append(c.events, e)
-		c.counts[e.Kind]++
+	if ev.Stats.Dropped != [trace.NumReasonCounters]uint64{} {
+		t.Fatalf("%s: stats %+v", files[0], ev.Stats)
 	}
-	if st := r.Stats(); st == nil || !st.Final || st.Dropped != [trace.NumReasonCounters]uint64{} {
-		t.Fatalf("%s: stats %+v", files[0], st)
+	c := &capture{events: ev.Events, counts: map[trace.Kind]int{}, stdout: string(out), path: files[0]}
+	for _, e := range c.events {
+		c.counts[e.Kind]++
 	}
 	checkNesting(t, c)
 	return c
@@ -448,17 +438,12 @@ func TestToolLibraries(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("want 1 trace, got %v", files)
 	}
-	r, c, err := trace.Open(files[0])
+	ev, err := occatest.ReadEvents(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	creates := 0
-	for {
-		e, err := r.ReadEvent()
-		if err != nil {
-			break
-		}
+	for _, e := range ev.Events {
 		if e.Kind == trace.OmpTaskCreate {
 			creates++
 		}
