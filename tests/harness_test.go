@@ -9,13 +9,13 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 var buildDir string
@@ -54,7 +54,7 @@ func runWorkload(t *testing.T, configText string, env []string, args ...string) 
 	if err := os.WriteFile(cfgPath, []byte(configText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(buildDir, "tests", "workload"), args...)
+	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfgPath, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 	cmd.Env = append(cmd.Env, env...)

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/tests/occatest"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 var (
@@ -182,7 +183,7 @@ func TestDriverKernelFilter(t *testing.T) {
 // runtime loaded.
 func TestUntraced(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(standin, "occa-standin-driver"), "-n", "3")
+	cmd := testproc.Command(t, filepath.Join(standin, "occa-standin-driver"), "-n", "3")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LD_PRELOAD="+filepath.Join(buildDir, "lib", "libocca_tools_occa.so"),
 		"OCCA_CACHE_DIR="+filepath.Join(dir, "cache"), "LD_DEBUG=files", "OCCA_TOOLS_CONFIG=")

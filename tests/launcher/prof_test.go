@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // prof runs occa-prof in a fresh directory with a clean environment (no
@@ -21,7 +22,7 @@ import (
 func prof(t *testing.T, args ...string) (dir, stdout, stderr string, err error) {
 	t.Helper()
 	dir = t.TempDir()
-	cmd := exec.Command(occaProf, args...)
+	cmd := testproc.Command(t, occaProf, args...)
 	cmd.Dir = dir
 	cmd.Env = cleanEnv()
 	var o, e bytes.Buffer
@@ -97,7 +98,7 @@ func TestProfDeathBySignal(t *testing.T) {
 func TestProfForwardsSignal(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "traces")
-	cmd := exec.Command(occaProf, "--quiet", "--output", out, workload, "-t", "1", "--spin-forever", "--install-handler")
+	cmd := testproc.Command(t, occaProf, "--quiet", "--output", out, workload, "-t", "1", "--spin-forever", "--install-handler")
 	cmd.Dir = dir
 	cmd.Env = cleanEnv()
 	var stderr bytes.Buffer
@@ -203,7 +204,7 @@ func TestProfUnmodifiedProgram(t *testing.T) {
 func TestProfDeviceTime(t *testing.T) {
 	tmp := t.TempDir()
 	dir := t.TempDir()
-	cmd := exec.Command(occaProf, "--quiet", "--device-time", workload, "-t", "1", "-s", "2")
+	cmd := testproc.Command(t, occaProf, "--quiet", "--device-time", workload, "-t", "1", "-s", "2")
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), "TMPDIR="+tmp)
 	b, err := cmd.CombinedOutput()
@@ -250,7 +251,7 @@ func TestProfMPI(t *testing.T) {
 		t.Skip("mpirun is not on PATH (Debian/Ubuntu: apt-get install openmpi-bin): MPI launch not tested")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4",
+	cmd := testproc.Command(t, mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4",
 		occaProf, "--quiet", workload, "-t", "1", "-s", "5")
 	cmd.Dir = dir
 	cmd.Env = cleanEnv()
@@ -278,7 +279,7 @@ func TestProfMPI(t *testing.T) {
 
 	// Without --quiet only rank 0 prints, and it lists all four files.
 	dir = t.TempDir()
-	cmd = exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4", occaProf, workload, "-t", "1", "-s", "5")
+	cmd = testproc.Command(t, mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4", occaProf, workload, "-t", "1", "-s", "5")
 	cmd.Dir = dir
 	cmd.Env = cleanEnv()
 	b, err = cmd.Output()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // preloadEnv is the environment occa-prof gives a program: the shim
@@ -29,7 +30,7 @@ func preloadEnv(out string, extra ...string) []string {
 // The shim starts the runtime in a program that links libocca.
 func TestShimTracesOCCAProgram(t *testing.T) {
 	out := t.TempDir()
-	cmd := exec.Command(app)
+	cmd := testproc.Command(t, app)
 	cmd.Env = preloadEnv(out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("app: %v\n%s", err, b)
@@ -51,7 +52,7 @@ func TestShimTracesOCCAProgram(t *testing.T) {
 // Without a config the shim does nothing, even in an OCCA program.
 func TestShimNoConfig(t *testing.T) {
 	out := t.TempDir()
-	cmd := exec.Command(app)
+	cmd := testproc.Command(t, app)
 	cmd.Env = append(preloadEnv(out), "OCCA_TOOLS_CONFIG=")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("app: %v\n%s", err, b)
@@ -75,7 +76,7 @@ func TestShimInertElsewhere(t *testing.T) {
 		// What OCCA's JIT does: compile a kernel into a shared library.
 		{ccName(), "-shared", "-fPIC", "-O2", "-o", filepath.Join(filepath.Dir(src), "kernel.so"), src},
 	} {
-		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd := testproc.Command(t, argv[0], argv[1:]...)
 		cmd.Env = preloadEnv(out)
 		b, err := cmd.CombinedOutput()
 		if err != nil {
@@ -114,7 +115,7 @@ func procState(t *testing.T, pid int) (string, int) {
 // (the loader has run the constructors by then).
 func startSleep(t *testing.T, env []string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command("sleep", "30")
+	cmd := testproc.Command(t, "sleep", "30")
 	cmd.Env = env
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -186,7 +186,7 @@ func TestOpenMPInsideLaunches(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"OCCA_DIR=" + occaDir, "OCCA_CACHE_DIR=" + filepath.Join(dir, "cache"), "OCCA_CXX=clang++",
 		"OMP_NUM_THREADS=2", "OMP_DYNAMIC=false"}
-	out, files, err := occatest.Profile(occaProf, dir, env, []string{"--quiet"},
+	out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet"},
 		filepath.Join(bin, "vectors"), "OpenMP", okl, strconv.Itoa(launches))
 	if err != nil || out != "ok\n" || len(files) != 1 {
 		t.Fatalf("vectors OpenMP: %v, output %q, traces %v", err, out, files)

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // Traffic counts copies of one direction.
@@ -229,10 +229,11 @@ func (cp *Capture) BuildNames() []string {
 
 // Profile runs args under occa-prof (extra flags before "--") in dir with
 // env added, and returns its output and the trace files it wrote.
-func Profile(occaProf, dir string, env, flags []string, args ...string) (string, []string, error) {
+func Profile(t testing.TB, occaProf, dir string, env, flags []string, args ...string) (string, []string, error) {
+	t.Helper()
 	out := filepath.Join(dir, "traces")
 	all := append(append([]string{"--output", out}, flags...), "--")
-	cmd := exec.Command(occaProf, append(all, args...)...)
+	cmd := testproc.Command(t, occaProf, append(all, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	text, err := cmd.CombinedOutput()
@@ -249,7 +250,7 @@ func Profile(occaProf, dir string, env, flags []string, args ...string) (string,
 // begin ended, nothing dropped, no failed setup or launch.
 func ProfileClean(t testing.TB, occaProf string, env, flags []string, args ...string) *Capture {
 	t.Helper()
-	out, files, err := Profile(occaProf, t.TempDir(), env, append([]string{"--quiet"}, flags...), args...)
+	out, files, err := Profile(t, occaProf, t.TempDir(), env, append([]string{"--quiet"}, flags...), args...)
 	if err != nil {
 		t.Fatal(err)
 	}

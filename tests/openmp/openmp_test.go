@@ -7,7 +7,6 @@ package openmp
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/occatest"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 var programs string // build/tests/omp-programs
@@ -93,7 +93,7 @@ func run(t *testing.T, config string, args ...string) *capture {
 	if err := os.WriteFile(cfg, []byte(config+"\n[output]\ndirectory = \""+dir+"/out\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(programs, args...)
+	cmd := testproc.Command(t, programs, args...)
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OMP_MAX_ACTIVE_LEVELS=2", "OMP_DYNAMIC=false")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -428,7 +428,7 @@ func TestToolLibraries(t *testing.T) {
 		t.Fatal(err)
 	}
 	lib := filepath.Join(filepath.Dir(programs), "..", "lib", "libocca_tools.so.1")
-	cmd := exec.Command(programs+"-plain", "chain", "3")
+	cmd := testproc.Command(t, programs+"-plain", "chain", "3")
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OMP_TOOL_LIBRARIES="+lib)
 	out, err := cmd.CombinedOutput()
 	if err != nil || string(out) != "ok x=7\n" {
@@ -456,7 +456,7 @@ func TestToolLibraries(t *testing.T) {
 // Without a config no OpenMP tool is started and no trace is written.
 func TestUntraced(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(programs, "diamond")
+	cmd := testproc.Command(t, programs, "diamond")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG=", "OMP_DISPLAY_ENV=false")
 	out, err := cmd.CombinedOutput()
