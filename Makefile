@@ -65,13 +65,14 @@ demo: all test-programs
 # Every test: Go (with the race detector), the end-to-end tests on the real
 # libraries, the C header as C99 and C++, the C hot path under
 # ThreadSanitizer, and the converters' outputs read by pandas, DuckDB and
-# Perfetto's schema (Python packages: tests/python/requirements.txt).
+# Perfetto's schema (Python packages pinned in tests/python/requirements.txt;
+# tests/python/run.sh installs them under build/pyenv when python3 lacks them).
 test: all test-programs check-header
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test -race -count=1 ./...
 	$(MAKE) tsan bench-repro
-	python3 -m pytest -q tests/python
+	tests/python/run.sh $(BUILD)
 
 # The OCCA adapter against a real OCCA installation (OCCA_DIR=/path/to/occa;
 # OCCA is in no package registry, so CI cannot run this): small OCCA

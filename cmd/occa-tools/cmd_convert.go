@@ -21,7 +21,7 @@ import (
 
 var cmdConvert = &Command{
 	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-salvage] [-j n] [-progress] trace|rundir...",
-	Short:     "convert traces to Parquet or CSV for pandas, DuckDB, spreadsheets",
+	Short:     "convert traces to Parquet, CSV (pandas, DuckDB), Perfetto or Chrome JSON (timelines)",
 	Long: `
 Convert reads traces (files, or a run directory holding every rank's
 *.occatrace) and writes one table file per trace into the output

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -122,6 +123,7 @@ func (r *Report) writeText(w io.Writer, tables []*Table, md, head bool) error {
 		if len(t.Rows) == 0 {
 			continue
 		}
+		t = t.forPeople()
 		cells := make([][]string, len(t.Rows))
 		width := make([]int, len(t.Columns))
 		for i, c := range t.Columns {
@@ -178,6 +180,56 @@ func (r *Report) writeText(w io.Writer, tables []*Table, md, head bool) error {
 	}
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// forPeople is t as the text and markdown tables show it: without its
+// sparse columns that hold only zeros, and with the unit suffix taken off
+// the names of columns whose cells carry their unit (total_ns -> total,
+// since human prints "1.500us"; bandwidth_bytes_per_s -> bandwidth).
+func (t *Table) forPeople() *Table {
+	keep := make([]int, 0, len(t.Columns))
+	for j, c := range t.Columns {
+		if slices.Contains(t.Sparse, c) && allZero(t.Rows, j) {
+			continue
+		}
+		keep = append(keep, j)
+	}
+	out := &Table{Name: t.Name, Title: t.Title, Columns: make([]string, len(keep)), Rows: make([][]any, len(t.Rows))}
+	for i, j := range keep {
+		c := t.Columns[j]
+		switch t.Rows[0][j].(type) {
+		case Dur:
+			c = strings.TrimSuffix(c, "_ns")
+		case Rate:
+			c = strings.TrimSuffix(c, "_bytes_per_s")
+		}
+		out.Columns[i] = c
+	}
+	for r, row := range t.Rows {
+		out.Rows[r] = make([]any, len(keep))
+		for i, j := range keep {
+			out.Rows[r][i] = row[j]
+		}
+	}
+	return out
+}
+
+func allZero(rows [][]any, j int) bool {
+	for _, row := range rows {
+		switch v := row[j].(type) {
+		case int64:
+			if v != 0 {
+				return false
+			}
+		case Dur:
+			if v != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func writeCSV(w io.Writer, tables []*Table, plain bool) error {

@@ -25,6 +25,10 @@ type Table struct {
 	Title   string
 	Columns []string
 	Rows    [][]any
+	// Sparse lists columns that the text and markdown tables leave out when
+	// every row holds zero there (device times of a trace that has none);
+	// CSV and JSON keep every column, so scripts see one schema.
+	Sparse []string
 }
 
 // Report is the whole summary.
@@ -95,7 +99,8 @@ func (c *Collector) Report() *Report {
 	}
 	kt := &Table{Name: "kernels", Title: "Kernels (host-side launch to return; device-side where the trace has device times)",
 		Columns: []string{"kernel", "calls", "total_ns", "percent", "avg_ns", "median_ns", "min_ns", "max_ns", "stddev_ns",
-			"device_calls", "device_total_ns", "device_avg_ns", "device_median_ns", "device_min_ns", "device_max_ns"}}
+			"device_calls", "device_total_ns", "device_avg_ns", "device_median_ns", "device_min_ns", "device_max_ns"},
+		Sparse: []string{"device_calls", "device_total_ns", "device_avg_ns", "device_median_ns", "device_min_ns", "device_max_ns"}}
 	names := sortedKeys(c.kernels)
 	slices.SortStableFunc(names, func(a, b string) int { return -cmp.Compare(c.kernels[a].host.Sum, c.kernels[b].host.Sum) })
 	for _, n := range names {
