@@ -108,7 +108,7 @@ func TestProfForwardsSignal(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	// The trace appears when the runtime starts; the handler is installed by then.
-	for deadline := time.Now().Add(10 * time.Second); len(traces(t, out)) == 0; {
+	for deadline := time.Now().Add(20 * time.Second); len(traces(t, out)) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatalf("the workload never started:\n%s", stderr.String())
 		}

@@ -121,7 +121,7 @@ func startSleep(t *testing.T, env []string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(20 * time.Second); ; {
 		maps, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/maps")
 		if strings.Contains(string(maps), "libocca_tools_preload.so") {
 			break
