@@ -264,7 +264,15 @@ void ot_signals_rearm(void) {
     memset(&cur, 0, sizeof cur);
     if (real_sigaction(exit_signals[i], NULL, &cur) != 0 || same_action(&cur, &set[i]))
       continue;
-    if (is_ours(&cur)) { /* ours, with flags changed (siginterrupt): keep it */
+    if (is_ours(&cur)) {
+      /* A saved copy of ours put back around sigaction() (system() does
+       * that for SIGINT and SIGQUIT): the flush handler stands for the
+       * default disposition. */
+      if (cur.sa_sigaction == on_dying_signal && app[i].sa_handler != SIG_DFL) {
+        memset(&app[i], 0, sizeof app[i]);
+        app[i].sa_handler = SIG_DFL;
+        app[i].sa_flags = kernel_flags;
+      }
       set[i] = cur;
       continue;
     }

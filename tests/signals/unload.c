@@ -6,6 +6,11 @@
  *   unload LIBRARY signal  raise(SIGTERM) with the default disposition: the
  *                          tool's handler (still mapped) flushes, and the
  *                          process dies of SIGTERM
+ *   unload LIBRARY adopt   as signal, but first sets SIGTERM's disposition to
+ *                          a handler and back to the default with libc's
+ *                          sigaction (the dlopen'ed runtime interposes
+ *                          nothing), and waits until the writer's periodic
+ *                          check has installed the tool's handler again
  * Prints "unload: threads done" once the threads have exited.
  */
 #define _GNU_SOURCE
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "occa_tools.h"
@@ -38,8 +44,8 @@ static void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 || (strcmp(argv[2], "exit") && strcmp(argv[2], "signal"))) {
-    fprintf(stderr, "usage: unload LIBRARY exit|signal\n");
+  if (argc != 3 || (strcmp(argv[2], "exit") && strcmp(argv[2], "signal") && strcmp(argv[2], "adopt"))) {
+    fprintf(stderr, "usage: unload LIBRARY exit|signal|adopt\n");
     return 2;
   }
   struct sigaction dfl;
@@ -76,7 +82,26 @@ int main(int argc, char **argv) {
     pthread_join(th[i], NULL);
   printf("unload: threads done\n");
   fflush(stdout);
-  if (!strcmp(argv[2], "signal"))
+  if (!strcmp(argv[2], "adopt")) {
+    struct sigaction ign, cur;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGTERM, &ign, NULL);
+    struct timespec nap = {0, 5000000};
+    nanosleep(&nap, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
+    for (int i = 0; i < 4000; i++) { /* 20 s */
+      sigaction(SIGTERM, NULL, &cur);
+      if (cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)
+        break;
+      nanosleep(&nap, NULL);
+    }
+    if (cur.sa_handler == SIG_DFL || cur.sa_handler == SIG_IGN) {
+      fprintf(stderr, "unload: the tool did not adopt the default disposition\n");
+      return 1;
+    }
+  }
+  if (strcmp(argv[2], "exit"))
     raise(SIGTERM);
   exit(0);
 }
