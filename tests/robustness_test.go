@@ -314,20 +314,27 @@ func TestForkWithoutExec(t *testing.T) {
 
 // A child made with the raw fork system call runs no atfork handler: the
 // runtime knows it by its pid. It records past every buffer of the pool and
-// exits with exit(): it neither hangs (waiting for a writer it does not
-// have, in the buffer slow path with on_full = "wait" or in the final
-// flush) nor touches the parent's trace, which is complete and exactly the
-// default run's.
+// ends with exit(), or of SIGTERM: it neither hangs (waiting for a writer
+// it does not have, in the buffer slow path with on_full = "wait", in the
+// final flush or in the dying signal's) nor outlives the signal, nor
+// touches the parent's trace, which is complete and exactly the default
+// run's. (The workload checks how its child ended.)
 func TestRawForkChild(t *testing.T) {
-	for _, text := range []string{"", "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\non_full = \"wait\"\n"} {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	wait := "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\non_full = \"wait\"\n"
+	for _, c := range []struct{ text, end string }{{"", "exit"}, {wait, "exit"}, {"", "TERM"}, {wait, "TERM"}} {
+		args := []string{"-t", "1", "-s", "3", "--raw-fork", "50000"}
+		if c.end != "exit" {
+			args = append(args, "--child-signal", c.end)
+		}
+		text := c.text
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		r := runWorkloadContext(ctx, t, text, nil, "-t", "1", "-s", "3", "--raw-fork", "50000")
+		r := runWorkloadContext(ctx, t, text, nil, args...)
 		if ctx.Err() != nil {
-			t.Fatalf("config %q: the workload did not end within 20 s; stderr:\n%s", text, r.stderr)
+			t.Fatalf("config %q, child %s: the workload did not end within 10 s; stderr:\n%s", text, c.end, r.stderr)
 		}
 		if r.err != nil || len(r.traces) != 1 {
-			t.Fatalf("config %q: %v, traces %v\n%s", text, r.err, r.traces, r.stderr)
+			t.Fatalf("config %q, child %s: %v, traces %v\n%s", text, c.end, r.err, r.traces, r.stderr)
 		}
 		g := readTrace(t, r.traces[0])
 		if g.err != nil || !g.stats.Final {

@@ -72,14 +72,15 @@ void ot_log(int level, const char *fmt, ...) {
  * sigaction(), signal(), bsd_signal() and sysv_signal() are exported here
  * (and by the preload shim, which forwards to them) so that a program that
  * sets or reads an exit signal's disposition sees its own; a change that
- * goes around them (the raw system call, a runtime that was dlopen'ed) is
- * adopted by the writer's periodic ot_signals_rearm. */
+ * goes around them (the raw system call, a runtime that was dlopen'ed, libc's
+ * own sigset(), siginterrupt() and system()) is adopted by the writer's
+ * periodic ot_signals_rearm. */
 
 #define OT_EXPORT __attribute__((visibility("default")))
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn real_sigaction; /* the next definition: libc's */
-static _Atomic int managing;        /* the exit signals are managed, from install on */
+static _Atomic int managing;        /* the exit signals are managed (ot_signals_settle) */
 static _Atomic int sig_lock;        /* guards app[], set[], oneshot_armed[] */
 static struct sigaction app[NEXIT]; /* what the application asked for */
 static struct sigaction set[NEXIT]; /* what the kernel was given, as it reads back */
@@ -236,9 +237,12 @@ void ot_signals_snapshot(void) {
 /* At the end of the start: tracing, the exit signals are managed from now
  * on; otherwise the snapshot goes back to the kernel as it was. */
 void ot_signals_settle(void) {
-  if (!snapshot_taken)
-    return;
   int tracing = atomic_load(&ot_state) == OT_STATE_ACTIVE;
+  if (!snapshot_taken) {
+    if (tracing)
+      ot_log(OT_LOG_WARN, "cannot find sigaction(); exit signals do not flush the trace");
+    return;
+  }
   sigset_t saved;
   lock_signals(&saved);
   for (size_t i = 0; i < NEXIT; i++) {

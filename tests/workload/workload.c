@@ -23,6 +23,7 @@
  *                 [--kill-self SIGNAL] [--spin-forever] [--toggle-at STEP]...
  *                 [--report-maps] [--install-handler] [--flush-kill] [--tag-dot]
  *                 [--critical] [--default-signal SIGNAL] [--raw-fork N]
+ *                 [--child-signal SIGNAL]
  * Exit status 0; it prints one line "workload: threads=T steps=S".
  */
 #define _GNU_SOURCE
@@ -200,6 +201,7 @@ static int signal_number(const char *name) {
 int main(int argc, char **argv) {
   int do_fork = 0, kill_self = 0, sleep_ms = 0, maps = 0, handler = 0;
   int flush_kill = 0, tag_dot = 0, critical = 0, default_signal = 0, raw_fork = 0;
+  int child_signal = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-t") && i + 1 < argc) nthreads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-s") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -216,6 +218,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--api-pause")) api_pause = 1;
     else if (!strcmp(argv[i], "--fork")) do_fork = 1;
     else if (!strcmp(argv[i], "--raw-fork") && i + 1 < argc) raw_fork = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--child-signal") && i + 1 < argc) child_signal = signal_number(argv[++i]);
     else if (!strcmp(argv[i], "--default-signal") && i + 1 < argc) default_signal = signal_number(argv[++i]);
     else if (!strcmp(argv[i], "--spin-forever")) spin_forever = 1;
     else {
@@ -268,10 +271,18 @@ int main(int argc, char **argv) {
       for (int i = 0; i < raw_fork; i++) /* past every buffer of the pool */
         run(&serial, &init_fill, NULL, 0);
       occa_tools_marker("in-child");
+      if (child_signal) { /* default action: it ends the child */
+        signal(child_signal, SIG_DFL);
+        kill(getpid(), child_signal);
+      }
       exit(0); /* the destructors run */
     }
     int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (pid > 0 && waitpid(pid, &st, 0) != pid)
+      pid = -1;
+    int ok = child_signal ? WIFSIGNALED(st) && WTERMSIG(st) == child_signal
+                          : WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (pid < 0 || !ok) {
       fprintf(stderr, "workload: the raw-forked child failed (status %#x)\n", st);
       return 1;
     }
