@@ -35,6 +35,7 @@
  * or the runtime the program links) when it loaded none. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <signal.h>
@@ -124,18 +125,30 @@ static void *target(int f) {
 }
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact) {
-  return ((sigaction_fn)target(F_SIGACTION))(sig, act, oact);
+  sigaction_fn f = (sigaction_fn)target(F_SIGACTION);
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(sig, act, oact);
 }
-EXPORT handler_fn signal(int sig, handler_fn h) { return ((signal_fn)target(F_SIGNAL))(sig, h); }
-EXPORT handler_fn bsd_signal(int sig, handler_fn h) {
-  return ((signal_fn)target(F_BSD_SIGNAL))(sig, h);
+
+/* A C library without one of the variants: signal() stands in for it. */
+static handler_fn call_signal(int f, int sig, handler_fn h) {
+  signal_fn fn = (signal_fn)target(f);
+  if (!fn)
+    fn = (signal_fn)target(F_SIGNAL);
+  if (!fn) {
+    errno = ENOSYS;
+    return SIG_ERR;
+  }
+  return fn(sig, h);
 }
-EXPORT handler_fn sysv_signal(int sig, handler_fn h) {
-  return ((signal_fn)target(F_SYSV_SIGNAL))(sig, h);
-}
-EXPORT handler_fn __sysv_signal(int sig, handler_fn h) {
-  return ((signal_fn)target(F_SYSV_SIGNAL2))(sig, h);
-}
+
+EXPORT handler_fn signal(int sig, handler_fn h) { return call_signal(F_SIGNAL, sig, h); }
+EXPORT handler_fn bsd_signal(int sig, handler_fn h) { return call_signal(F_BSD_SIGNAL, sig, h); }
+EXPORT handler_fn sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL, sig, h); }
+EXPORT handler_fn __sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL2, sig, h); }
 
 /* ---- Loading the runtime ------------------------------------------------- */
 
