@@ -6,14 +6,12 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,23 +49,13 @@ type run struct {
 // dir) to a file, runs the workload with it and collects the traces.
 func runWorkload(t *testing.T, configText string, env []string, args ...string) *run {
 	t.Helper()
-	return runWorkloadContext(context.Background(), t, configText, env, args...)
-}
-
-// runWorkloadContext is runWorkload, killed when ctx is done.
-func runWorkloadContext(ctx context.Context, t *testing.T, configText string, env []string, args ...string) *run {
-	t.Helper()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "trace.toml")
 	if err := os.WriteFile(cfgPath, []byte(configText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), args...)
+	cmd := exec.Command(filepath.Join(buildDir, "tests", "workload"), args...)
 	cmd.Dir = dir
-	// Killed with its children (a hung child would keep the pipes open).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfgPath, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer

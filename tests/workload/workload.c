@@ -268,6 +268,7 @@ int main(int argc, char **argv) {
     pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 #endif
     if (pid == 0) {
+      alarm(10); /* a hang ends the child, and the parent reports it */
       for (int i = 0; i < raw_fork; i++) /* past every buffer of the pool */
         run(&serial, &init_fill, NULL, 0);
       occa_tools_marker("in-child");
