@@ -80,7 +80,8 @@ func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
 }
 
 // Every exit signal, every kind of disposition (default, ignored, handler
-// set before the tool started or after, with each flag and a mask,
+// set before the tool started or after, with every combination of flags and
+// a mask,
 // signal() and sysv_signal()): what the program observes is the same
 // traced and untraced: the read-back of its disposition, read() interrupted
 // (EINTR) or restarted, how often and how nested its handler ran, its
@@ -88,8 +89,21 @@ func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
 // process ends. Traced, the trace is complete in every case: the final
 // flush of a dying signal, or exit().
 func TestSignalSemanticsTracedAsUntraced(t *testing.T) {
-	flagSets := []string{"none", "restart", "resethand", "nodefer", "siginfo", "mask",
-		"resethand,nodefer", "restart,siginfo,mask", "resethand,siginfo,mask"}
+	// Every combination of the four flags and the mask.
+	var flagSets []string
+	names := []string{"restart", "resethand", "nodefer", "siginfo", "mask"}
+	for bits := 0; bits < 1<<len(names); bits++ {
+		var f []string
+		for i, n := range names {
+			if bits&(1<<i) != 0 {
+				f = append(f, n)
+			}
+		}
+		if len(f) == 0 {
+			f = []string{"none"}
+		}
+		flagSets = append(flagSets, strings.Join(f, ","))
+	}
 	type disp struct{ before, after, flags string }
 	disps := []disp{{"dfl", "none", "none"}, {"ign", "none", "none"},
 		{"dfl", "signal", "none"}, {"dfl", "sysv", "none"},
