@@ -14,8 +14,8 @@
  *
  * Fork: a forked child never calls into Go: it stops recording, and the
  * parent's trace is untouched. pthread_atfork catches fork(); a child of the
- * raw system call is caught by its pid (ot_forked_child), in the destructor,
- * the dying-signal handler and the buffer slow path. */
+ * raw system call is known by its pid, in the destructor, the dying-signal
+ * handler and the buffer slow path (ot_forked_child). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -520,8 +520,10 @@ out:
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
+/* A child's exit (fork() or the raw system call) leaves the state alone: a
+ * vfork child that calls exit() shares the parent's memory. */
 __attribute__((destructor)) static void ot_fini(void) {
-  if (atomic_load(&ot_state) != OT_STATE_ACTIVE || ot_forked_child())
+  if (atomic_load(&ot_state) != OT_STATE_ACTIVE || getpid() != traced_pid)
     return;
   ot_core.shutdown();
 }
