@@ -31,6 +31,8 @@ const (
 	shim            // sigprog-plain under the preload shim, which dlopens the runtime
 )
 
+var modeNames = []string{"untraced", "linked", "shim"}
+
 // runSigprog runs sigprog (args: see tests/signals/sigprog.c) with a
 // deadline, so that a hang fails the test instead of hanging go test.
 func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
@@ -55,13 +57,12 @@ func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
-	cmd.WaitDelay = time.Second // a hung child holding the pipes must not hang Wait
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("sigprog %v (mode %d) did not end within 30 s; stdout:\n%s", args, mode, stdout.String())
+		t.Fatalf("sigprog %v (%s) did not end within 30 s; stdout:\n%s", args, modeNames[mode], stdout.String())
 	}
 	r := &sigRun{stdout: stdout.String(), stderr: stderr.String(), exit: "exit 0"}
 	var ee *exec.ExitError
@@ -127,20 +128,20 @@ func TestSignalSemanticsTracedAsUntraced(t *testing.T) {
 				for _, mode := range modes {
 					got := runSigprog(t, mode, args...)
 					if got.stdout != want.stdout || got.exit != want.exit || got.stderr != "" {
-						t.Errorf("mode %d: traced run differs:\n%s\n%s%s\nuntraced:\n%s\n%s", mode,
+						t.Errorf("%s: traced run differs:\n%s\n%s%s\nuntraced:\n%s\n%s", modeNames[mode],
 							got.exit, got.stdout, got.stderr, want.exit, want.stdout)
 						continue
 					}
 					if len(got.traces) != 1 {
-						t.Errorf("mode %d: traces %v", mode, got.traces)
+						t.Errorf("%s: traces %v", modeNames[mode], got.traces)
 						continue
 					}
 					g := readTrace(t, got.traces[0])
 					if g.err != nil || g.stats == nil || !g.stats.Final {
-						t.Errorf("mode %d (%s): trace not complete: %v", mode, got.exit, g.err)
+						t.Errorf("%s (%s): trace not complete: %v", modeNames[mode], got.exit, g.err)
 					}
 					if n := markers(g, "before-read"); n != 1 {
-						t.Errorf("mode %d: %d before-read markers in the trace, want 1", mode, n)
+						t.Errorf("%s: %d before-read markers in the trace, want 1", modeNames[mode], n)
 					}
 				}
 			})
@@ -219,7 +220,6 @@ func TestDlcloseIsSafe(t *testing.T) {
 			cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "unload"),
 				filepath.Join(buildDir, "lib", "libocca_tools.so.1"), end)
 			cmd.Dir = dir
-			cmd.WaitDelay = time.Second // a hung child holding the pipes must not hang Wait
 			cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
