@@ -74,7 +74,9 @@ void ot_log(int level, const char *fmt, ...) {
  * sets or reads an exit signal's disposition sees its own; a change that
  * goes around them (the raw system call, a runtime that was dlopen'ed, libc's
  * own sigset(), siginterrupt() and system()) is adopted by the writer's
- * periodic ot_signals_rearm. */
+ * periodic ot_signals_rearm. Not seen: abort() resetting SIGABRT to the
+ * default inside libc after the application's handler returned; the trace
+ * then ends at the last periodic flush, as after SIGKILL. */
 
 #define OT_EXPORT __attribute__((visibility("default")))
 
