@@ -25,12 +25,14 @@ include runtime/preload/preload.mk
 include runtime/occa/occa.mk
 
 # The C library carries SONAME libocca_tools.so.1 (the ABI's major version);
-# libocca_tools.so is the link-time name.
+# libocca_tools.so is the link-time name. It stays mapped after dlclose
+# (-z nodelete): its TSD destructor, its signal handlers and the Go core's
+# threads point into it for the life of the process.
 runtime: $(BUILD)/lib/libocca_tools.so $(BUILD)/lib/libocca_tools_core.so $(PRELOAD_LIB) $(OCCA_ADAPTER)
 
 $(BUILD)/lib/libocca_tools.so.1: $(RT_SRC) $(RT_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(RT_CFLAGS) -shared -Wl,-soname,libocca_tools.so.1 -o $@ $(RT_SRC) -ldl -lpthread
+	$(CC) $(CFLAGS) $(RT_CFLAGS) -shared -Wl,-soname,libocca_tools.so.1 -Wl,-z,nodelete -o $@ $(RT_SRC) -ldl -lpthread
 
 $(BUILD)/lib/libocca_tools.so: $(BUILD)/lib/libocca_tools.so.1
 	ln -sf libocca_tools.so.1 $@
@@ -106,6 +108,25 @@ $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
 	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
+
+# The exit-signal and unloading tests (tests/signals_test.go): sigprog
+# linked against the runtime (it starts before main) and without it (plain
+# runs, the preload shim), unload (dlopens it).
+SIGPROG = $(TEST_BIN)/sigprog
+test-programs: $(SIGPROG) $(SIGPROG)-plain $(TEST_BIN)/unload
+
+$(SIGPROG): tests/signals/sigprog.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
+	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
+
+$(SIGPROG)-plain: tests/signals/sigprog.c runtime/include/occa_tools.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
+
+$(TEST_BIN)/unload: tests/signals/unload.c runtime/include/occa_tools.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
 
 # OpenMP programs for the OMPT tool's tests (tests/openmp): LLVM's libomp is
 # the OpenMP runtime with OMPT, so they need clang and libomp-dev; without

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -121,14 +122,19 @@ func TestUnwritableDirectoryRunsUntraced(t *testing.T) {
 	}
 }
 
-// startWorkload runs the workload in the background (for signals).
+// startWorkload runs the workload in the background (for signals). It is
+// killed 30 s after its start, so a signal that does not end it fails the
+// test instead of hanging it.
 func startWorkload(t *testing.T, configText string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "trace.toml")
 	os.WriteFile(cfg, []byte(configText), 0o644)
-	cmd := exec.Command(filepath.Join(buildDir, "tests", "workload"), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), args...)
 	cmd.Dir = dir
+	cmd.WaitDelay = time.Second // a hung child holding the pipes must not hang Wait
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -148,11 +154,15 @@ func onlyTrace(t *testing.T, out string) string {
 }
 
 // A signal whose default action ends the process: the trace is complete
-// (final stats) and the process still dies of that signal.
+// (final stats) and the process still dies of that signal. The workload sets
+// the default action itself: the test may run under nohup, which leaves
+// SIGHUP ignored.
 func TestExitSignalsLeaveCompleteTrace(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+	names := map[syscall.Signal]string{syscall.SIGTERM: "TERM", syscall.SIGINT: "INT", syscall.SIGHUP: "HUP"}
+	for sig, name := range names {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, out, stderr := startWorkload(t, "[output]\nflush_interval = \"50ms\"\n", "-t", "2", "--spin-forever", "-w", "100")
+			cmd, out, stderr := startWorkload(t, "[output]\nflush_interval = \"50ms\"\n", "-t", "2", "--spin-forever", "-w", "100",
+				"--default-signal", name)
 			waitFor(t, "the first flush", func() bool {
 				f, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
 				st, err := os.Stat(append(f, "")[0])
@@ -210,7 +220,6 @@ func TestApplicationHandlerStillRuns(t *testing.T) {
 		st, err := os.Stat(append(f, "")[0])
 		return err == nil && st.Size() > 4096
 	})
-	time.Sleep(100 * time.Millisecond) // past a writer cycle, which re-arms the handler
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -300,6 +309,42 @@ func TestForkWithoutExec(t *testing.T) {
 	want.counts[trace.Fork] = 1
 	if d := diffCounts(want.counts, g.counts); len(d) > 0 {
 		t.Errorf("counts:\n  %s", strings.Join(d, "\n  "))
+	}
+}
+
+// A child made with the raw fork system call runs no atfork handler: the
+// runtime knows it by its pid. It records past every buffer of the pool and
+// ends with exit(), or of SIGTERM: it neither hangs (waiting for a writer
+// it does not have, in the buffer slow path with on_full = "wait", in the
+// final flush or in the dying signal's) nor outlives the signal, nor
+// touches the parent's trace, which is complete and exactly the default
+// run's. The workload checks how its child ended; a child still running
+// after 10 s dies of SIGALRM, which fails the test instead of hanging it.
+func TestRawForkChild(t *testing.T) {
+	wait := "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\non_full = \"wait\"\n"
+	for _, c := range []struct{ text, end string }{{"", "exit"}, {wait, "exit"}, {"", "TERM"}, {wait, "TERM"}} {
+		args := []string{"-t", "1", "-s", "3", "--raw-fork", "50000"}
+		if c.end != "exit" {
+			args = append(args, "--child-signal", c.end)
+		}
+		text := c.text
+		r := runWorkload(t, text, nil, args...)
+		if r.err != nil || len(r.traces) != 1 {
+			t.Fatalf("config %q, child %s: %v, traces %v\n%s", text, c.end, r.err, r.traces, r.stderr)
+		}
+		g := readTrace(t, r.traces[0])
+		if g.err != nil || !g.stats.Final {
+			t.Fatalf("config %q: parent trace: %v", text, g.err)
+		}
+		if n := markers(g, "in-child"); n != 0 {
+			t.Errorf("config %q: %d of the child's markers reached the parent's trace", text, n)
+		}
+		cfg, _ := config.Parse("t", []byte(text))
+		prog, _ := filters.Compile(cfg)
+		want := predict(prog, options{threads: 1, steps: 3})
+		if d := diffCounts(want.counts, g.counts); len(d) > 0 {
+			t.Errorf("config %q: counts:\n  %s", text, strings.Join(d, "\n  "))
+		}
 	}
 }
 

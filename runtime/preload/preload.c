@@ -27,12 +27,19 @@
  * If libocca_tools.so.1 is already part of the process (the program links
  * it), the shim does nothing: that copy starts the runtime itself.
  *
- * Nothing is exported: the library is built with -fvisibility=hidden and
- * defines no public symbol. */
+ * Exported: sigaction, signal, bsd_signal, sysv_signal and __sysv_signal
+ * (everything else is hidden). The runtime exports them to keep the
+ * application's view of its exit signals (runtime/src/lifecycle.c), but a
+ * dlopen'ed library interposes nothing; the shim, preloaded, comes first and
+ * forwards them to the runtime it loaded, or to the next definition (libc,
+ * or the runtime the program links) when it loaded none. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +100,63 @@ static int target_loaded(const char *targets) {
   return 0;
 }
 
+/* ---- Forwarding of the signal functions -------------------------------- */
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*handler_fn)(int);
+typedef handler_fn (*signal_fn)(int, handler_fn);
+
+enum { F_SIGACTION, F_SIGNAL, F_BSD_SIGNAL, F_SYSV_SIGNAL, F_SYSV_SIGNAL2, NFORWARD };
+static const char *const forward_names[NFORWARD] = {"sigaction", "signal", "bsd_signal",
+                                                    "sysv_signal", "__sysv_signal"};
+static void *_Atomic forward_to[NFORWARD];
+
+/* The runtime's definition once it is loaded, else the next one. Resolved
+ * in the constructor, so a signal handler never calls dlsym. */
+static void *target(int f) {
+  void *p = atomic_load_explicit(&forward_to[f], memory_order_acquire);
+  if (!p) {
+    p = dlsym(RTLD_NEXT, forward_names[f]);
+    atomic_store_explicit(&forward_to[f], p, memory_order_release);
+  }
+  return p;
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact) {
+  sigaction_fn f = (sigaction_fn)target(F_SIGACTION);
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(sig, act, oact);
+}
+
+/* A C library without one of the variants: signal() stands in for it. */
+static handler_fn call_signal(int f, int sig, handler_fn h) {
+  signal_fn fn = (signal_fn)target(f);
+  if (!fn)
+    fn = (signal_fn)target(F_SIGNAL);
+  if (!fn) {
+    errno = ENOSYS;
+    return SIG_ERR;
+  }
+  return fn(sig, h);
+}
+
+EXPORT handler_fn signal(int sig, handler_fn h) { return call_signal(F_SIGNAL, sig, h); }
+EXPORT handler_fn bsd_signal(int sig, handler_fn h) { return call_signal(F_BSD_SIGNAL, sig, h); }
+EXPORT handler_fn sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL, sig, h); }
+EXPORT handler_fn __sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL2, sig, h); }
+
+/* ---- Loading the runtime ------------------------------------------------- */
+
 static void anchor(void) {}
 
 __attribute__((constructor)) static void occa_tools_preload_init(void) {
+  for (int f = 0; f < NFORWARD; f++)
+    target(f);
   const char *config = getenv("OCCA_TOOLS_CONFIG");
   if (!config || !*config)
     return;
@@ -129,6 +190,12 @@ __attribute__((constructor)) static void occa_tools_preload_init(void) {
     const char *err = dlerror();
     fprintf(stderr, "occa-tools: warning: cannot load %s: %s; running untraced\n", RUNTIME_SONAME,
             err ? err : "not found");
+    return;
   }
   /* The handle stays open for the life of the process. */
+  for (int f = 0; f < NFORWARD; f++) {
+    void *p = dlsym(h, forward_names[f]);
+    if (p)
+      atomic_store_explicit(&forward_to[f], p, memory_order_release);
+  }
 }

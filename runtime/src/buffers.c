@@ -186,6 +186,8 @@ static ot_buf *acquire(ot_thread *t) {
 /* The thread's buffer is full or missing: hand it over and take another. On
  * success, first records how many events were dropped while there was none. */
 uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
+  if (ot_forked_child()) /* no writer there: never wait for one */
+    return NULL;
   if (!t || (words + 5) * 8u > ot_buf_cap) /* a DROPPED record may go first */
     return NULL;
   int st = atomic_load_explicit(&ot_state, memory_order_relaxed);

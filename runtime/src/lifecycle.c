@@ -8,13 +8,19 @@
  * they wait for.
  *
  * Exit: the library destructor makes the final flush (exit(), return from
- * main). SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGABRT flush first and then
- * run the application's handler or the default action. A forked child never
- * calls into Go: it stops recording, and the parent's trace is untouched. */
+ * main, exit() from a signal handler). SIGINT, SIGTERM, SIGHUP, SIGQUIT and
+ * SIGABRT flush only when their default action is about to end the process
+ * (see Signals below); the application's own handlers run untouched.
+ *
+ * Fork: a forked child never calls into Go: it stops recording, and the
+ * parent's trace is untouched. pthread_atfork catches fork(); a child of the
+ * raw system call is known by its pid, in the destructor, the dying-signal
+ * handler and the buffer slow path (ot_forked_child). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +36,6 @@ ot_core_api_t ot_core;
 
 static const int exit_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
 #define NEXIT (sizeof exit_signals / sizeof exit_signals[0])
-static struct sigaction prev_action[NEXIT];
 static _Atomic uint64_t final_requested; /* a dying signal wants the final flush */
 
 /* ---- Logging ------------------------------------------------------------------ */
@@ -51,7 +56,40 @@ void ot_log(int level, const char *fmt, ...) {
     fprintf(stderr, "occa-tools: %s: %s\n", level >= OT_LOG_ERROR ? "error" : "warning", msg);
 }
 
-/* ---- Signals -------------------------------------------------------------------- */
+/* ---- Signals -------------------------------------------------------------------- *
+ *
+ * The application's disposition of each exit signal (app[]) is what the
+ * program asked for; the kernel holds exactly that, except in two cases:
+ *   - default (SIG_DFL): the kernel holds on_dying_signal, which makes the
+ *     trace final and then dies of the signal with the default action;
+ *   - a handler with SA_RESETHAND: the kernel holds on_oneshot, with the same
+ *     flags and mask minus SA_RESETHAND, which resets the disposition to
+ *     default (on_dying_signal) as the kernel would and calls the handler.
+ * Ignored signals stay ignored, and a handler runs with its own flags and
+ * mask, unwrapped: EINTR, restarts, nesting and cost are those of an
+ * untraced run, and only a signal that ends the process flushes.
+ *
+ * sigaction(), signal(), bsd_signal() and sysv_signal() are exported here
+ * (and by the preload shim, which forwards to them) so that a program that
+ * sets or reads an exit signal's disposition sees its own; a change that
+ * goes around them (the raw system call, a runtime that was dlopen'ed, libc's
+ * own sigset(), siginterrupt() and system()) is adopted by the writer's
+ * periodic ot_signals_rearm. Not seen: abort() resetting SIGABRT to the
+ * default inside libc after the application's handler returned; the trace
+ * then ends at the last periodic flush, as after SIGKILL. */
+
+#define OT_EXPORT __attribute__((visibility("default")))
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn real_sigaction; /* the next definition: libc's */
+static _Atomic int managing;        /* the exit signals are managed (ot_signals_settle) */
+static _Atomic int sig_lock;        /* guards app[], set[], oneshot_armed[] */
+static struct sigaction app[NEXIT]; /* what the application asked for */
+static struct sigaction set[NEXIT]; /* what the kernel was given, as it reads back */
+static _Atomic int oneshot_armed[NEXIT];
+static int kernel_flags;            /* flags the kernel adds on its own (SA_RESTORER) */
+static pid_t traced_pid;            /* the process the trace belongs to */
+static int snapshot_taken;
 
 static int signal_index(int sig) {
   for (size_t i = 0; i < NEXIT; i++)
@@ -60,75 +98,272 @@ static int signal_index(int sig) {
   return -1;
 }
 
-static void on_exit_signal(int sig, siginfo_t *info, void *uc);
-
-static int is_ours(const struct sigaction *sa) {
-  return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_exit_signal;
+static sigaction_fn next_sigaction(void) {
+  if (!real_sigaction)
+    real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+  return real_sigaction;
 }
 
-static void on_exit_signal(int sig, siginfo_t *info, void *uc) {
+int ot_forked_child(void) {
+  if (atomic_load(&ot_state) == OT_STATE_FORKED)
+    return 1;
+  if (getpid() == traced_pid)
+    return 0;
+  /* A child made without fork() (the raw system call): no atfork handler
+   * ran. Stop recording; its memory goes with it. */
+  int want = OT_STATE_ACTIVE;
+  if (atomic_compare_exchange_strong(&ot_state, &want, OT_STATE_FORKED))
+    ot_public_mask = 0;
+  return atomic_load(&ot_state) == OT_STATE_FORKED;
+}
+
+/* The holder blocks every signal, so a handler that calls sigaction() never
+ * spins on a lock that its own thread holds. */
+static void lock_signals(sigset_t *saved) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, saved);
+  while (atomic_exchange_explicit(&sig_lock, 1, memory_order_acquire))
+    sched_yield();
+}
+
+static void unlock_signals(const sigset_t *saved) {
+  atomic_store_explicit(&sig_lock, 0, memory_order_release);
+  pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+static void on_dying_signal(int sig, siginfo_t *info, void *uc) {
+  (void)info;
+  (void)uc;
   int saved_errno = errno;
-  int i = signal_index(sig);
-  if (i < 0)
-    return;
-  struct sigaction *prev = &prev_action[i];
-  int dies = !(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_DFL;
-  if (atomic_load(&ot_state) == OT_STATE_ACTIVE) {
-    /* The default action ends the process: make the trace final. Otherwise
-     * flush, and the application's handler decides (exit() ends it cleanly
-     * through the destructor). */
-    if (dies) /* before the request: the writer must see both together */
-      atomic_store(&final_requested, 1);
+  /* The disposition is default: the signal ends the process. */
+  if (atomic_load(&ot_state) == OT_STATE_ACTIVE && getpid() == traced_pid) {
+    atomic_store(&final_requested, 1); /* before the request: the writer sees both */
     ot_flush_wait(ot_flush_request(), ot_cfg.flush_timeout_ms);
   }
-  if (dies) {
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, NULL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
-  } else if (prev->sa_flags & SA_SIGINFO) {
-    if (prev->sa_sigaction)
-      prev->sa_sigaction(sig, info, uc);
-  } else if (prev->sa_handler != SIG_IGN && prev->sa_handler != SIG_DFL) {
-    prev->sa_handler(sig);
-  }
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  real_sigaction(sig, &dfl, NULL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  raise(sig);
   errno = saved_errno;
 }
 
-static void install(size_t i, const struct sigaction *current) {
-  prev_action[i] = *current;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_exit_signal;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-  sigfillset(&sa.sa_mask); /* nothing interrupts the flush */
-  sigaction(exit_signals[i], &sa, NULL);
-}
+static void apply(size_t i);
 
-void ot_signals_install(void) {
-  for (size_t i = 0; i < NEXIT; i++) {
-    struct sigaction cur;
-    if (sigaction(exit_signals[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
-      install(i, &cur); /* an ignored signal stays ignored */
+/* The handler of an SA_RESETHAND disposition, run with its flags and mask. */
+static void on_oneshot(int sig, siginfo_t *info, void *uc) {
+  int i = signal_index(sig);
+  if (i < 0)
+    return;
+  if (!atomic_exchange(&oneshot_armed[i], 0)) {
+    /* A second delivery before the reset below (SA_NODEFER): the kernel
+     * would have found the default action. */
+    on_dying_signal(sig, info, uc);
+    return;
   }
+  sigset_t saved;
+  lock_signals(&saved);
+  struct sigaction a = app[i];
+  app[i].sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
+  apply((size_t)i);
+  unlock_signals(&saved);
+  if (a.sa_flags & SA_SIGINFO)
+    a.sa_sigaction(sig, info, uc);
+  else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
+    a.sa_handler(sig);
 }
 
-/* The application installed its own handler after us: wrap it again, so
- * its handler still runs, after our flush. Called by the writer each cycle. */
+static int is_ours(const struct sigaction *sa) {
+  return sa->sa_sigaction == on_dying_signal || sa->sa_sigaction == on_oneshot;
+}
+
+/* Same handler, flags and mask (the signals the kernel knows). */
+static int same_action(const struct sigaction *a, const struct sigaction *b) {
+  if (a->sa_sigaction != b->sa_sigaction || a->sa_flags != b->sa_flags)
+    return 0;
+  for (int s = 1; s < NSIG; s++)
+    if (sigismember(&a->sa_mask, s) != sigismember(&b->sa_mask, s))
+      return 0;
+  return 1;
+}
+
+/* Gives the kernel what app[i] needs (lock held). */
+static void apply(size_t i) {
+  int sig = exit_signals[i];
+  struct sigaction want = app[i];
+  if (app[i].sa_handler == SIG_DFL) {
+    memset(&want, 0, sizeof want);
+    want.sa_sigaction = on_dying_signal;
+    want.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigfillset(&want.sa_mask); /* nothing interrupts the final flush */
+  } else if (app[i].sa_handler != SIG_IGN && (app[i].sa_flags & SA_RESETHAND)) {
+    want.sa_sigaction = on_oneshot;
+    want.sa_flags = (app[i].sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+    atomic_store(&oneshot_armed[i], 1);
+  }
+  real_sigaction(sig, &want, NULL);
+  memset(&set[i], 0, sizeof set[i]);
+  real_sigaction(sig, NULL, &set[i]);
+  kernel_flags |= set[i].sa_flags & ~want.sa_flags;
+  if (!is_ours(&set[i]))
+    app[i] = set[i]; /* exactly what an untraced run reads back */
+}
+
+/* What the kernel would read back after being given *act. */
+static struct sigaction as_kernel_keeps(const struct sigaction *act) {
+  struct sigaction k = *act;
+  k.sa_flags |= kernel_flags;
+  sigdelset(&k.sa_mask, SIGKILL);
+  sigdelset(&k.sa_mask, SIGSTOP);
+  return k;
+}
+
+/* Before the Go core loads: in a shared library, the Go runtime adds
+ * SA_ONSTACK to the handlers it finds. The dispositions found here are the
+ * application's, and ot_signals_settle puts them back. */
+void ot_signals_snapshot(void) {
+  if (!next_sigaction())
+    return;
+  for (size_t i = 0; i < NEXIT; i++) {
+    memset(&app[i], 0, sizeof app[i]);
+    real_sigaction(exit_signals[i], NULL, &app[i]);
+  }
+  snapshot_taken = 1;
+}
+
+/* At the end of the start: tracing, the exit signals are managed from now
+ * on; otherwise the snapshot goes back to the kernel as it was. */
+void ot_signals_settle(void) {
+  int tracing = atomic_load(&ot_state) == OT_STATE_ACTIVE;
+  if (!snapshot_taken) {
+    if (tracing)
+      ot_log(OT_LOG_WARN, "cannot find sigaction(); exit signals do not flush the trace");
+    return;
+  }
+  sigset_t saved;
+  lock_signals(&saved);
+  for (size_t i = 0; i < NEXIT; i++) {
+    if (tracing)
+      apply(i);
+    else
+      real_sigaction(exit_signals[i], &app[i], NULL);
+  }
+  atomic_store(&managing, tracing);
+  unlock_signals(&saved);
+}
+
+/* A disposition changed behind the tool's back (raw system call, a program
+ * whose sigaction() is not this library's) is the application's: adopt it.
+ * Called by the writer each flush interval. */
 void ot_signals_rearm(void) {
+  if (!atomic_load(&managing))
+    return;
+  sigset_t saved;
+  lock_signals(&saved);
   for (size_t i = 0; i < NEXIT; i++) {
     struct sigaction cur;
-    if (sigaction(exit_signals[i], NULL, &cur) != 0 || is_ours(&cur))
+    memset(&cur, 0, sizeof cur);
+    if (real_sigaction(exit_signals[i], NULL, &cur) != 0 || same_action(&cur, &set[i]))
       continue;
-    if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+    if (is_ours(&cur)) {
+      /* A saved copy of ours put back around sigaction() (system() does
+       * that for SIGINT and SIGQUIT): the flush handler stands for the
+       * default disposition. */
+      if (cur.sa_sigaction == on_dying_signal && app[i].sa_handler != SIG_DFL) {
+        memset(&app[i], 0, sizeof app[i]);
+        app[i].sa_handler = SIG_DFL;
+        app[i].sa_flags = kernel_flags;
+      }
+      set[i] = cur;
       continue;
-    install(i, &cur);
+    }
+    app[i] = cur;
+    apply(i);
   }
+  unlock_signals(&saved);
+}
+
+OT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact) {
+  int i = signal_index(sig);
+  if (i < 0 || !atomic_load(&managing)) {
+    sigaction_fn next = next_sigaction();
+    if (!next) {
+      errno = ENOSYS;
+      return -1;
+    }
+    return next(sig, act, oact);
+  }
+  sigset_t saved;
+  lock_signals(&saved);
+  struct sigaction old = app[i];
+  if (act) {
+    app[i] = as_kernel_keeps(act);
+    apply((size_t)i);
+  }
+  unlock_signals(&saved);
+  if (oact)
+    *oact = old;
+  return 0;
+}
+
+/* signal() and its variants, for a managed exit signal as glibc builds them
+ * on sigaction(); any other signal goes to the next definition untouched. */
+typedef void (*handler_fn)(int);
+typedef handler_fn (*signal_fn)(int, handler_fn);
+static signal_fn next_signal[3]; /* signal, bsd_signal, sysv_signal */
+static const char *const signal_names[3] = {"signal", "bsd_signal", "sysv_signal"};
+
+static handler_fn set_handler(int variant, int sig, handler_fn handler) {
+  if (signal_index(sig) < 0 || !atomic_load(&managing)) {
+    if (!next_signal[variant])
+      next_signal[variant] = (signal_fn)dlsym(RTLD_NEXT, signal_names[variant]);
+    if (!next_signal[variant]) {
+      errno = ENOSYS;
+      return SIG_ERR;
+    }
+    return next_signal[variant](sig, handler);
+  }
+  if (handler == SIG_ERR) {
+    errno = EINVAL;
+    return SIG_ERR;
+  }
+  struct sigaction act, old;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = handler;
+  sigemptyset(&act.sa_mask);
+  if (variant == 2) {
+    act.sa_flags = SA_RESETHAND | SA_NODEFER;
+  } else {
+    act.sa_flags = SA_RESTART;
+    sigaddset(&act.sa_mask, sig);
+  }
+  if (sigaction(sig, &act, &old) < 0)
+    return SIG_ERR;
+  return old.sa_handler;
+}
+
+OT_EXPORT handler_fn signal(int sig, handler_fn handler) { return set_handler(0, sig, handler); }
+OT_EXPORT handler_fn bsd_signal(int sig, handler_fn handler) { return set_handler(1, sig, handler); }
+OT_EXPORT handler_fn sysv_signal(int sig, handler_fn handler) { return set_handler(2, sig, handler); }
+/* What signal() is under strict ISO C (no _DEFAULT_SOURCE) in glibc. */
+OT_EXPORT handler_fn __sysv_signal(int sig, handler_fn handler) {
+  return set_handler(2, sig, handler);
+}
+
+/* Before any constructor without a priority (ot_init among them): the pid
+ * is known before anything records, and a handler calling the functions
+ * above never needs dlsym. */
+__attribute__((constructor(101))) static void early_init(void) {
+  traced_pid = getpid();
+  next_sigaction();
+  for (int v = 0; v < 3; v++)
+    if (!next_signal[v])
+      next_signal[v] = (signal_fn)dlsym(RTLD_NEXT, signal_names[v]);
 }
 
 static void on_toggle_signal(int sig) {
@@ -252,6 +487,7 @@ __attribute__((constructor)) static void ot_init(void) {
     sigdelset(&all, sync_signals[i]);
   pthread_sigmask(SIG_BLOCK, &all, &saved);
 
+  ot_signals_snapshot();
   if (ot_strings_init() != 0 || load_core() != 0)
     goto out;
   ot_cfg.tsc_usable = ot_tsc_usable();
@@ -272,7 +508,6 @@ __attribute__((constructor)) static void ot_init(void) {
   ot_triggers_init();
   atomic_store(&ot_state, OT_STATE_ACTIVE);
   ot_update_public_mask();
-  ot_signals_install();
   if (ot_cfg.toggle_signal > 0) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -283,11 +518,14 @@ __attribute__((constructor)) static void ot_init(void) {
   pthread_atfork(before_fork, NULL, in_child);
   ot_core.run();
 out:
+  ot_signals_settle();
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
+/* A child's exit (fork() or the raw system call) leaves the state alone: a
+ * vfork child that calls exit() shares the parent's memory. */
 __attribute__((destructor)) static void ot_fini(void) {
-  if (atomic_load(&ot_state) != OT_STATE_ACTIVE)
+  if (atomic_load(&ot_state) != OT_STATE_ACTIVE || getpid() != traced_pid)
     return;
   ot_core.shutdown();
 }

@@ -148,7 +148,8 @@ typedef struct ot_host {
    * the final flush. It is set before that flush is requested, so a writer
    * that reads flush_requested first and then this sees both. */
   uint64_t (*final_requested)(void);
-  /* Re-installs the exit-signal handlers if the application replaced them. */
+  /* Adopts an exit signal's disposition that the application changed
+   * without going through sigaction() or signal() (the raw system call). */
   void (*rearm_signals)(void);
   /* Stops recording for good (final flush, fatal output error); later
    * events are counted as lost with reason after_shutdown. */

@@ -300,8 +300,12 @@ OT_HIDDEN uint64_t ot_flush_request(void);
 OT_HIDDEN int ot_flush_wait(uint64_t seq, uint64_t timeout_ms);
 OT_HIDDEN uint64_t ot_host_flush_requested(void);
 OT_HIDDEN void ot_host_flush_done(uint64_t seq);
-OT_HIDDEN void ot_signals_install(void);
+OT_HIDDEN void ot_signals_snapshot(void);
+OT_HIDDEN void ot_signals_settle(void);
 OT_HIDDEN void ot_signals_rearm(void);
+/* 1 in a forked child (fork() or the raw system call): never call into Go,
+ * never wait for the writer. Costs a getpid(). */
+OT_HIDDEN int ot_forked_child(void);
 OT_HIDDEN void ot_update_public_mask(void);
 OT_HIDDEN void ot_critical(uint32_t kind, uint64_t count, const char *message);
 

@@ -22,7 +22,8 @@
  *                 [--tag-memory] [--api-pause] [--sleep-ms N] [--fork]
  *                 [--kill-self SIGNAL] [--spin-forever] [--toggle-at STEP]...
  *                 [--report-maps] [--install-handler] [--flush-kill] [--tag-dot]
- *                 [--critical]
+ *                 [--critical] [--default-signal SIGNAL] [--raw-fork N]
+ *                 [--child-signal SIGNAL]
  * Exit status 0; it prints one line "workload: threads=T steps=S".
  */
 #define _GNU_SOURCE
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,6 +191,7 @@ static void on_critical(void *user, occa_tools_event_kind_t kind, uint64_t count
 static int signal_number(const char *name) {
   if (!strcmp(name, "TERM")) return SIGTERM;
   if (!strcmp(name, "INT")) return SIGINT;
+  if (!strcmp(name, "HUP")) return SIGHUP;
   if (!strcmp(name, "KILL")) return SIGKILL;
   if (!strcmp(name, "ABRT")) return SIGABRT;
   if (!strcmp(name, "USR2")) return SIGUSR2;
@@ -197,7 +200,8 @@ static int signal_number(const char *name) {
 
 int main(int argc, char **argv) {
   int do_fork = 0, kill_self = 0, sleep_ms = 0, maps = 0, handler = 0;
-  int flush_kill = 0, tag_dot = 0, critical = 0;
+  int flush_kill = 0, tag_dot = 0, critical = 0, default_signal = 0, raw_fork = 0;
+  int child_signal = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-t") && i + 1 < argc) nthreads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-s") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -213,12 +217,17 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--install-handler")) handler = 1;
     else if (!strcmp(argv[i], "--api-pause")) api_pause = 1;
     else if (!strcmp(argv[i], "--fork")) do_fork = 1;
+    else if (!strcmp(argv[i], "--raw-fork") && i + 1 < argc) raw_fork = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--child-signal") && i + 1 < argc) child_signal = signal_number(argv[++i]);
+    else if (!strcmp(argv[i], "--default-signal") && i + 1 < argc) default_signal = signal_number(argv[++i]);
     else if (!strcmp(argv[i], "--spin-forever")) spin_forever = 1;
     else {
       fprintf(stderr, "workload: unknown argument %s\n", argv[i]);
       return 2;
     }
   }
+  if (default_signal) /* whatever the parent left (nohup leaves SIGHUP ignored) */
+    signal(default_signal, SIG_DFL);
   if (handler) /* installed after the tool's: it must still run */
     signal(SIGTERM, on_term);
   occa_tools_api_t api = {sizeof api, 0, 0, NULL, NULL};
@@ -251,6 +260,33 @@ int main(int argc, char **argv) {
     }
     int st;
     waitpid(pid, &st, 0);
+  }
+  if (raw_fork) { /* no atfork handler runs: the child is known by its pid */
+#ifdef SYS_fork
+    pid_t pid = (pid_t)syscall(SYS_fork);
+#else
+    pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
+    if (pid == 0) {
+      alarm(10); /* a hang ends the child, and the parent reports it */
+      for (int i = 0; i < raw_fork; i++) /* past every buffer of the pool */
+        run(&serial, &init_fill, NULL, 0);
+      occa_tools_marker("in-child");
+      if (child_signal) { /* default action: it ends the child */
+        signal(child_signal, SIG_DFL);
+        kill(getpid(), child_signal);
+      }
+      exit(0); /* the destructors run */
+    }
+    int st = 0;
+    if (pid > 0 && waitpid(pid, &st, 0) != pid)
+      pid = -1;
+    int ok = child_signal ? WIFSIGNALED(st) && WTERMSIG(st) == child_signal
+                          : WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (pid < 0 || !ok) {
+      fprintf(stderr, "workload: the raw-forked child failed (status %#x)\n", st);
+      return 1;
+    }
   }
 
   pthread_t th[64];

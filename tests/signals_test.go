@@ -1,0 +1,246 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// sigRun is one run of tests/signals/sigprog.
+type sigRun struct {
+	stdout, stderr string
+	exit           string // "exit 0" or "signal hangup"
+	traces         []string
+}
+
+// How a sigprog run is traced.
+const (
+	untraced = iota // sigprog-plain: no runtime in the process
+	linked          // sigprog, linked against the runtime
+	shim            // sigprog-plain under the preload shim, which dlopens the runtime
+)
+
+var modeNames = []string{"untraced", "linked", "shim"}
+
+// runSigprog runs sigprog (args: see tests/signals/sigprog.c) with a
+// deadline, so that a hang fails the test instead of hanging go test.
+func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "trace.toml")
+	if err := os.WriteFile(cfg, []byte("[output]\nflush_interval = \"60s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(buildDir, "tests", "sigprog-plain")
+	env := append(os.Environ(), "OCCA_TOOLS_CONFIG=", "LD_PRELOAD=")
+	switch mode {
+	case linked:
+		prog = filepath.Join(buildDir, "tests", "sigprog")
+		env = append(env, "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+	case shim:
+		env = append(env, "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"),
+			"LD_PRELOAD="+filepath.Join(buildDir, "lib", "libocca_tools_preload.so"),
+			"OCCA_TOOLS_TARGET_LIB=libc.so")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("sigprog %v (%s) did not end within 30 s; stdout:\n%s", args, modeNames[mode], stdout.String())
+	}
+	r := &sigRun{stdout: stdout.String(), stderr: stderr.String(), exit: "exit 0"}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ws := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			r.exit = "signal " + ws.Signal().String()
+		} else {
+			r.exit = fmt.Sprintf("exit %d", ws.ExitStatus())
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	r.traces, _ = filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
+	return r
+}
+
+// Every exit signal, every kind of disposition (default, ignored, handler
+// set before the tool started or after, with every combination of flags and
+// a mask,
+// signal() and sysv_signal()): what the program observes is the same
+// traced and untraced: the read-back of its disposition, read() interrupted
+// (EINTR) or restarted, how often and how nested its handler ran, its
+// siginfo and mask, the second delivery after SA_RESETHAND, and how the
+// process ends. Traced, the trace is complete in every case: the final
+// flush of a dying signal, or exit().
+func TestSignalSemanticsTracedAsUntraced(t *testing.T) {
+	// Every combination of the four flags and the mask.
+	var flagSets []string
+	names := []string{"restart", "resethand", "nodefer", "siginfo", "mask"}
+	for bits := 0; bits < 1<<len(names); bits++ {
+		var f []string
+		for i, n := range names {
+			if bits&(1<<i) != 0 {
+				f = append(f, n)
+			}
+		}
+		if len(f) == 0 {
+			f = []string{"none"}
+		}
+		flagSets = append(flagSets, strings.Join(f, ","))
+	}
+	type disp struct{ before, after, flags string }
+	disps := []disp{{"dfl", "none", "none"}, {"ign", "none", "none"},
+		{"dfl", "signal", "none"}, {"dfl", "sysv", "none"},
+		{"handler", "dfl", "restart"}, {"ign", "handler", "restart"}, {"handler", "ign", "none"}}
+	for _, f := range flagSets {
+		disps = append(disps, disp{"handler", "none", f}, disp{"dfl", "handler", f})
+	}
+	for _, sig := range []string{"INT", "TERM", "HUP", "QUIT", "ABRT"} {
+		for _, d := range disps {
+			args := []string{sig, d.before, d.after, d.flags}
+			t.Run(strings.Join(args, "/"), func(t *testing.T) {
+				t.Parallel()
+				want := runSigprog(t, untraced, args...)
+				if want.stderr != "" || !strings.HasPrefix(want.stdout, "first: ") {
+					t.Fatalf("untraced run: %s\nstdout:\n%sstderr:\n%s", want.exit, want.stdout, want.stderr)
+				}
+				modes := []int{linked}
+				if sig == "HUP" || sig == "TERM" {
+					modes = append(modes, shim)
+				}
+				for _, mode := range modes {
+					got := runSigprog(t, mode, args...)
+					if got.stdout != want.stdout || got.exit != want.exit || got.stderr != "" {
+						t.Errorf("%s: traced run differs:\n%s\n%s%s\nuntraced:\n%s\n%s", modeNames[mode],
+							got.exit, got.stdout, got.stderr, want.exit, want.stdout)
+						continue
+					}
+					if len(got.traces) != 1 {
+						t.Errorf("%s: traces %v", modeNames[mode], got.traces)
+						continue
+					}
+					g := readTrace(t, got.traces[0])
+					if g.err != nil || g.stats == nil || !g.stats.Final {
+						t.Errorf("%s (%s): trace not complete: %v", modeNames[mode], got.exit, g.err)
+					}
+					if n := markers(g, "before-read"); n != 1 {
+						t.Errorf("%s: %d before-read markers in the trace, want 1", modeNames[mode], n)
+					}
+				}
+			})
+		}
+	}
+}
+
+func markers(g *got, name string) int {
+	n := 0
+	for _, e := range g.events {
+		if e.Kind == trace.Marker && g.dict.String(e.Args[0]) == name {
+			n++
+		}
+	}
+	return n
+}
+
+// chunks counts the chunks of a trace: a flush writes what was recorded
+// since the last one as a chunk of its own.
+func chunks(t *testing.T, path string) int {
+	t.Helper()
+	r, c, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for {
+		if _, err := r.ReadEvent(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			return r.Chunks()
+		}
+	}
+}
+
+// A handled signal does not flush: 200 SIGHUPs, each after a marker, leave
+// the markers in as many chunks as a run without them (the periodic flush
+// is 60 s away), not in a chunk or two each; with the handler installed
+// before the tool started and after.
+func TestHandledSignalsDoNotFlush(t *testing.T) {
+	for _, d := range [][2]string{{"handler", "none"}, {"dfl", "handler"}} {
+		base := runSigprog(t, linked, "HUP", d[0], d[1], "restart", "0")
+		r := runSigprog(t, linked, "HUP", d[0], d[1], "restart", "200")
+		if r.exit != "exit 0" || len(r.traces) != 1 || len(base.traces) != 1 {
+			t.Fatalf("%v: %s, traces %v; stderr:\n%s", d, r.exit, r.traces, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "end: count=204 ") {
+			t.Errorf("%v: stdout:\n%s", d, r.stdout)
+		}
+		g := readTrace(t, r.traces[0])
+		if g.err != nil || !g.stats.Final || markers(g, "handled") != 200 {
+			t.Fatalf("%v: trace: err %v, %d handled markers", d, g.err, markers(g, "handled"))
+		}
+		if n, n0 := chunks(t, r.traces[0]), chunks(t, base.traces[0]); n != n0 {
+			t.Errorf("%v: %d chunks after 200 handled signals, %d without them: handled signals flushed", d, n, n0)
+		}
+	}
+}
+
+// dlclose of the runtime (the header allows loading it with dlopen): the
+// threads that recorded exit afterwards (their TSD destructors run), a
+// signal whose default action ends the process still reaches the tool's
+// handler; the trace is complete either way. "adopt": a disposition set
+// around the runtime's sigaction() (a dlopen'ed runtime interposes
+// nothing) is adopted by the writer's periodic check: set back to the
+// default, SIGTERM flushes again.
+func TestDlcloseIsSafe(t *testing.T) {
+	for _, end := range []string{"exit", "signal", "adopt"} {
+		t.Run(end, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "trace.toml")
+			os.WriteFile(cfg, []byte("[output]\nflush_interval = \"20ms\"\n"), 0o644)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "unload"),
+				filepath.Join(buildDir, "lib", "libocca_tools.so.1"), end)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatal("unload did not end within 30 s")
+			}
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if end == "exit" && err != nil || end != "exit" && (!ws.Signaled() || ws.Signal() != syscall.SIGTERM) {
+				t.Fatalf("exit = %v, want %s; stdout:\n%sstderr:\n%s", err, end, stdout.String(), stderr.String())
+			}
+			if stdout.String() != "unload: threads done\n" {
+				t.Errorf("stdout = %q", stdout.String())
+			}
+			g := readTrace(t, onlyTrace(t, filepath.Join(dir, "out")))
+			if g.err != nil || !g.stats.Final {
+				t.Fatalf("trace not complete: %v", g.err)
+			}
+			if n := markers(g, "from-thread"); n != 400 {
+				t.Errorf("%d markers from the threads, want 400", n)
+			}
+		})
+	}
+}
