@@ -98,10 +98,16 @@ check-header:
 # ---- Test programs --------------------------------------------------------
 TEST_BIN = $(BUILD)/tests
 WORKLOAD = $(TEST_BIN)/workload
+STRESS = $(TEST_BIN)/stress
 .PHONY: test-programs
-test-programs: $(WORKLOAD)
+test-programs: $(WORKLOAD) $(STRESS)
 
 $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
+	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
+
+$(STRESS): tests/workload/stress.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
 	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread

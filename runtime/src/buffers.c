@@ -237,8 +237,20 @@ static void thread_exit(void *arg) {
   atomic_store_explicit(&t->dead, 1, memory_order_release);
 }
 
-int ot_thread_index_used(uint64_t index) {
-  return index != 0 && index < atomic_load_explicit(&next_thread_index, memory_order_relaxed);
+/* Thread structs by index, for the first BY_INDEX threads. */
+enum { BY_INDEX = 4096 };
+static ot_thread *_Atomic by_index[BY_INDEX];
+
+int ot_corr_issued(uint64_t corr) {
+  uint64_t index = corr >> 40;
+  if (index == 0 || index >= atomic_load_explicit(&next_thread_index, memory_order_relaxed))
+    return 0;
+  if (index >= BY_INDEX)
+    return 1;
+  ot_thread *t = atomic_load_explicit(&by_index[index], memory_order_acquire);
+  /* A struct a later thread reuses can no longer tell. */
+  return !t || t->index != index ||
+         (corr & ((1ull << 40) - 1)) <= atomic_load_explicit(&t->corr_seq, memory_order_relaxed);
 }
 
 static void make_key(void) { pthread_key_create(&thread_key, thread_exit); }
@@ -279,6 +291,8 @@ ot_thread *ot_thread_create(void) {
     return NULL;
   }
   t->index = atomic_fetch_add(&next_thread_index, 1);
+  if (t->index < BY_INDEX)
+    atomic_store_explicit(&by_index[t->index], t, memory_order_release);
   t->last_slot = UINT32_MAX;
   t->next_cap = min_cap;
   t->regions = t->region_inline;

@@ -357,10 +357,11 @@ void occa_tools_run_end(occa_tools_call_t *call, occa_tools_status_t status) {
 }
 
 /* Only ids of recorded launches (ot_next_corr) are taken: a launch that was
- * not recorded returned 0, and any other id is not a launch's. */
+ * not recorded returned 0, any other call's id lacks OT_CORR_LAUNCH, and an
+ * id its thread has not reached is made up. */
 void occa_tools_kernel_device_time(uint64_t correlation_id, uint64_t start_ns, uint64_t end_ns) {
   if (!(correlation_id & OT_CORR_LAUNCH) || inactive() ||
-      !ot_kind_on(OCCA_TOOLS_EVENT_DEVICE_TIME) || !ot_thread_index_used(correlation_id >> 40))
+      !ot_kind_on(OCCA_TOOLS_EVENT_DEVICE_TIME) || !ot_corr_issued(correlation_id))
     return;
   ot_thread *t = ot_enter();
   if (!t)

@@ -161,7 +161,7 @@ typedef struct ot_thread {
   uint32_t buf_seq;
   uint32_t last_slot;
   uint32_t next_cap;  /* size of the next buffer it takes (buffers.c) */
-  uint64_t corr_seq;
+  _Atomic uint64_t corr_seq; /* owner writes; device times read (ot_corr_issued) */
   uint64_t dropped;       /* dropped since the last DROPPED record */
   uint64_t drop_since;    /* ticks of the first of them */
   uint32_t region_depth;
@@ -259,9 +259,13 @@ static inline int ot_emit(ot_thread *t, unsigned kind, unsigned nargs, const uin
  * time is taken only for one of those (events.c). */
 #define OT_CORR_LAUNCH 1u
 static inline uint64_t ot_next_corr(ot_thread *t) {
-  return ((uint64_t)t->index << 40) | (t->corr_seq += 2);
+  uint64_t seq = atomic_load_explicit(&t->corr_seq, memory_order_relaxed) + 2;
+  atomic_store_explicit(&t->corr_seq, seq, memory_order_relaxed);
+  return ((uint64_t)t->index << 40) | seq;
 }
-OT_HIDDEN int ot_thread_index_used(uint64_t index);
+/* Could corr have been handed out already? (Its thread exists and had come
+ * that far, as far as can still be told.) */
+OT_HIDDEN int ot_corr_issued(uint64_t corr);
 
 /* ---- Strings and definitions ---------------------------------------------- */
 typedef struct ot_str {
