@@ -101,8 +101,9 @@ check-header:
 # ---- Test programs --------------------------------------------------------
 TEST_BIN = $(BUILD)/tests
 WORKLOAD = $(TEST_BIN)/workload
+STRESS = $(TEST_BIN)/stress
 .PHONY: test-programs
-test-programs: $(WORKLOAD)
+test-programs: $(WORKLOAD) $(STRESS)
 
 $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)
@@ -127,6 +128,11 @@ $(SIGPROG)-plain: tests/signals/sigprog.c runtime/include/occa_tools.h
 $(TEST_BIN)/unload: tests/signals/unload.c runtime/include/occa_tools.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
+
+$(STRESS): tests/workload/stress.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
+	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
 # OpenMP programs for the OMPT tool's tests (tests/openmp): LLVM's libomp is
 # the OpenMP runtime with OMPT, so they need clang and libomp-dev; without

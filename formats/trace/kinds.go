@@ -193,15 +193,17 @@ const (
 
 // Values of Dropped's "reason" argument.
 const (
-	DropBufferFull  = 1                // no free buffer: the writer could not keep up (config output.on_full = "drop")
-	DropWriteError  = 2                // the trace file could not be written (disk full, I/O error)
-	DropStringTable = 3                // the string table was full; names were replaced by id 0
-	DropDefinitions = 4                // the definition queue was full
-	DropShutdown    = 5                // events arrived after the final flush
-	numDropReasons  = DropShutdown + 1 // sentinel (a bare name here would repeat "= 5")
+	DropBufferFull  = 1               // no free buffer: the writer could not keep up (config output.on_full = "drop")
+	DropWriteError  = 2               // the trace file could not be written (disk full, I/O error)
+	DropStringTable = 3               // the string table was full; names were replaced by id 0
+	DropDefinitions = 4               // the definition queue was full
+	DropShutdown    = 5               // events arrived after the final flush
+	DropReentrant   = 6               // a call made inside another one on its thread (from a signal handler)
+	DropTooDeep     = 7               // nesting deeper than the runtime tracks (regions, OpenMP regions)
+	numDropReasons  = DropTooDeep + 1 // sentinel (a bare name here would repeat "= 7")
 )
 
-var dropReasonNames = [numDropReasons]string{"", "buffer_full", "write_error", "string_table_full", "definition_queue_full", "after_shutdown"}
+var dropReasonNames = [numDropReasons]string{"", "buffer_full", "write_error", "string_table_full", "definition_queue_full", "after_shutdown", "reentrant", "too_deep"}
 
 // DropReasonName names a Dropped reason.
 func DropReasonName(r uint64) string {

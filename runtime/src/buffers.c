@@ -2,10 +2,21 @@
  * hand-over. Threads never lock: they take a FREE buffer with a CAS, fill it,
  * and push it on a lock-free stack when full. The writer (one Go goroutine)
  * pops the stack, reads committed prefixes of live buffers, and is the only
- * one that returns buffers to FREE. */
+ * one that returns buffers to FREE.
+ *
+ * Buffers have sizes from min_cap up to the configured buffer size: a
+ * thread's first buffer is small, and each one it fills makes its next twice
+ * as big, up to its fair share of the memory (budget / (4 x live threads)),
+ * so many threads that record little do not pin the pool. A thread that has
+ * recorded nothing for a whole flush interval gives its buffer back: the
+ * writer revokes it (reclaim_idle), which needs no atomic read-modify-write
+ * on the hot path (rt.h: ot_enter). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <poll.h>
+#include <stddef.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -17,31 +28,81 @@
 #include "rt.h"
 
 OT_TLS ot_thread *ot_self_tls;
-uint32_t ot_buf_cap;
+static OT_TLS int creating; /* inside ot_thread_create: a nested call is re-entry */
 
 static ot_buf *pool;
 static uint32_t pool_len;
 static _Atomic uint32_t pool_free;
+static uint64_t budget;              /* bytes of buffer memory */
+static _Atomic uint64_t mem_used;     /* bytes of buffer memory allocated */
+static uint32_t min_cap, max_cap;
 static _Atomic uint64_t buffers_allocated;
 static ot_buf *_Atomic full_head;   /* pushed by threads, newest first */
 static ot_buf *full_fifo;           /* writer only: popped batch, oldest first */
 static _Atomic uint32_t next_thread_index = 1;
+static _Atomic uint32_t live_threads;
+static ot_thread *_Atomic all_threads; /* every struct ever made; exited ones are reused */
 static _Atomic uint64_t dropped[8];
 static int wake_fd = -1;
 static pthread_key_t thread_key;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+static uint32_t *revoking;          /* writer only: slots asked back this round */
+static int fence_cmd;               /* membarrier command, 0: reclaim is off */
+static _Atomic uint32_t reclaim_wanted; /* a thread waits for a buffer (on_full = "wait") */
 
 static _Atomic uint64_t flush_requested_seq;
 static _Atomic uint64_t flush_done_seq;
+
+static uint32_t cap_of(const ot_buf *b) {
+  return atomic_load_explicit(&((ot_buf *)b)->cap, memory_order_relaxed);
+}
 
 void ot_count_drop(unsigned reason, uint64_t n) {
   if (reason < 8)
     atomic_fetch_add_explicit(&dropped[reason], n, memory_order_relaxed);
 }
 
+/* A drop while the thread has room (the end of a call whose begin was
+ * dropped) gets its DROPPED record at once, in place of the missing event;
+ * otherwise the thread's next buffer starts with one (write_drops). */
+void ot_drop(ot_thread *t, unsigned reason) {
+  ot_count_drop(reason, 1);
+  if (reason != OT_DROP_BUFFER_FULL || !t)
+    return;
+  if (t->dropped == 0 && t->pos + 40u <= atomic_load_explicit(&t->limit, memory_order_relaxed)) {
+    uint64_t *r = (uint64_t *)(void *)(t->buf->data + t->pos);
+    r[0] = r[4] = ot_ticks();
+    r[1] = (uint64_t)OCCA_TOOLS_EVENT_DROPPED | (3ull << 8);
+    r[2] = 1;
+    r[3] = OT_DROP_BUFFER_FULL;
+    ot_commit(t, 5);
+    return;
+  }
+  if (t->dropped++ == 0)
+    t->drop_since = ot_ticks();
+}
+
 /* Part of the memory budget is kept for the writer (the Go runtime, the
  * compressor and its batches): the buffers get the rest. */
 #define WRITER_RESERVE (8ull << 20)
+#define MIN_CAP (64u << 10)
+#define MAX_SLOTS (1u << 16)
+
+/* The asymmetric fence reclaim needs: the expedited membarrier (a few
+ * microseconds, IPIs to the CPUs running this process), else the global one
+ * (slower, but the writer pays it, at most once per cycle), else none: then
+ * idle threads keep their buffers, and a warning says so once. */
+static void fence_init(void) {
+  long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+  if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0)
+    fence_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+  else if (cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL))
+    fence_cmd = MEMBARRIER_CMD_GLOBAL;
+  else
+    ot_log(OT_LOG_WARN, "membarrier is unavailable: idle threads keep their trace buffers, so "
+                        "many threads may exhaust output.memory; raise it if events are dropped");
+}
 
 int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
   if (buffer_bytes < 4096 || buffer_bytes > (1u << 30))
@@ -51,14 +112,21 @@ int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
     n = (memory_bytes - WRITER_RESERVE) / buffer_bytes;
   if (n < 2)
     n = 2;
-  pool = calloc(n, sizeof *pool);
-  if (!pool)
+  budget = n * buffer_bytes;
+  max_cap = (uint32_t)buffer_bytes;
+  min_cap = max_cap < MIN_CAP ? max_cap : MIN_CAP;
+  uint64_t slots = budget / min_cap;
+  if (slots > MAX_SLOTS)
+    slots = MAX_SLOTS;
+  pool = calloc(slots, sizeof *pool);
+  revoking = calloc(slots, sizeof *revoking);
+  if (!pool || !revoking)
     return -1;
-  for (uint64_t i = 0; i < n; i++)
+  for (uint64_t i = 0; i < slots; i++)
     pool[i].slot = (uint32_t)i;
-  pool_len = (uint32_t)n;
-  ot_buf_cap = (uint32_t)buffer_bytes;
+  pool_len = (uint32_t)slots;
   atomic_store(&pool_free, pool_len);
+  fence_init();
   wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   return wake_fd < 0 ? -1 : 0;
 }
@@ -73,13 +141,46 @@ void ot_wake_writer(void) {
 
 /* ---- Threads -------------------------------------------------------------- */
 
-static void hand_over(ot_thread *t) {
+/* The owner's view of a buffer the writer may be revoking: 1 when it is
+ * still the thread's (a revocation is cancelled, and the limit restored),
+ * 0 when the writer took it (then t->buf is cleared). */
+static int still_mine(ot_thread *t) {
   ot_buf *b = t->buf;
-  if (!b)
+  for (;;) {
+    uint32_t s = atomic_load_explicit(&b->state, memory_order_acquire);
+    if (atomic_load_explicit(&t->buf_lost, memory_order_acquire)) {
+      atomic_store_explicit(&t->buf_lost, 0, memory_order_relaxed);
+      atomic_store_explicit(&t->limit, 0, memory_order_relaxed);
+      t->buf = NULL;
+      t->last_slot = b->slot;
+      t->next_cap = min_cap; /* it had gone idle */
+      return 0;
+    }
+    if (s == OT_BUF_OWNED ||
+        (s == OT_BUF_REVOKING &&
+         atomic_compare_exchange_strong_explicit(&b->state, &s, OT_BUF_OWNED,
+                                                 memory_order_acq_rel, memory_order_acquire))) {
+      atomic_store_explicit(&t->limit, cap_of(b), memory_order_relaxed);
+      return 1;
+    }
+    sched_yield(); /* REVOKED: buf_lost follows at once */
+  }
+}
+
+static void hand_over(ot_thread *t) {
+  if (!t->buf || !still_mine(t))
     return;
+  ot_buf *b = t->buf;
+  uint32_t owned = OT_BUF_OWNED;
+  while (!atomic_compare_exchange_weak_explicit(&b->state, &owned, OT_BUF_FULL,
+                                                memory_order_release, memory_order_relaxed)) {
+    if (!still_mine(t)) /* the writer asked for it meanwhile */
+      return;
+    owned = OT_BUF_OWNED;
+  }
   t->buf = NULL;
+  atomic_store_explicit(&t->limit, 0, memory_order_relaxed);
   t->last_slot = b->slot;
-  atomic_store_explicit(&b->state, OT_BUF_FULL, memory_order_release);
   ot_buf *old = atomic_load_explicit(&full_head, memory_order_relaxed);
   do {
     atomic_store_explicit(&b->next, old, memory_order_relaxed);
@@ -116,6 +217,7 @@ static void record_pending_drops(ot_thread *t) {
     return;
   t->buf = b;
   t->pos = 0;
+  atomic_store_explicit(&t->limit, cap_of(b), memory_order_relaxed);
   write_drops(t);
 }
 
@@ -123,72 +225,168 @@ static void thread_exit(void *arg) {
   ot_thread *t = arg;
   if (atomic_load(&ot_state) == OT_STATE_FORKED)
     return; /* nobody writes for a forked child; its memory goes with it */
+  atomic_store(&t->in_call, 1); /* the writer keeps off while it hands over */
   record_pending_drops(t);
   hand_over(t);
   ot_self_tls = NULL;
-  free(t);
+  if (t->regions != t->region_inline)
+    free(t->regions);
+  atomic_fetch_sub(&live_threads, 1);
+  atomic_store(&t->in_call, 0);
+  /* Never freed: the writer may still read in_call; a new thread reuses it. */
+  atomic_store_explicit(&t->dead, 1, memory_order_release);
+}
+
+/* Thread structs by index, for the first BY_INDEX threads. */
+enum { BY_INDEX = 4096 };
+static ot_thread *_Atomic by_index[BY_INDEX];
+
+int ot_corr_issued(uint64_t corr) {
+  uint64_t index = corr >> 40;
+  if (index == 0 || index >= atomic_load_explicit(&next_thread_index, memory_order_relaxed))
+    return 0;
+  if (index >= BY_INDEX)
+    return 1;
+  ot_thread *t = atomic_load_explicit(&by_index[index], memory_order_acquire);
+  /* A struct a later thread reuses can no longer tell. */
+  return !t || t->index != index ||
+         (corr & ((1ull << 40) - 1)) <= atomic_load_explicit(&t->corr_seq, memory_order_relaxed);
 }
 
 static void make_key(void) { pthread_key_create(&thread_key, thread_exit); }
 void ot_thread_key_init(void) { pthread_once(&thread_key_once, make_key); }
 
-ot_thread *ot_thread_create(void) {
+/* An exited thread's struct, or a new one linked into all_threads. */
+static ot_thread *thread_struct(void) {
+  for (ot_thread *t = atomic_load(&all_threads); t; t = t->all_next) {
+    uint32_t one = 1;
+    if (atomic_load_explicit(&t->dead, memory_order_relaxed) &&
+        atomic_compare_exchange_strong(&t->dead, &one, 0)) {
+      atomic_store(&t->in_call, 0);
+      atomic_store(&t->limit, 0);
+      atomic_store(&t->buf_lost, 0);
+      memset(&t->buf, 0, sizeof *t - offsetof(ot_thread, buf));
+      return t;
+    }
+  }
   ot_thread *t = calloc(1, sizeof *t);
   if (!t)
     return NULL;
+  ot_thread *head = atomic_load(&all_threads);
+  do {
+    t->all_next = head;
+  } while (!atomic_compare_exchange_weak(&all_threads, &head, t));
+  return t;
+}
+
+ot_thread *ot_thread_create(void) {
+  if (creating) { /* a signal handler interrupted this very function */
+    ot_count_drop(OT_DROP_REENTRANT, 1);
+    return NULL;
+  }
+  creating = 1;
+  ot_thread *t = thread_struct();
+  if (!t) {
+    creating = 0;
+    return NULL;
+  }
   t->index = atomic_fetch_add(&next_thread_index, 1);
+  if (t->index < BY_INDEX)
+    atomic_store_explicit(&by_index[t->index], t, memory_order_release);
   t->last_slot = UINT32_MAX;
+  t->next_cap = min_cap;
+  t->regions = t->region_inline;
+  t->region_cap = OT_REGION_DEPTH;
+  atomic_fetch_add(&live_threads, 1);
   ot_thread_key_init();
   pthread_setspecific(thread_key, t);
-  ot_self_tls = t;
   char name[17] = {0};
   prctl(PR_GET_NAME, name, 0, 0, 0);
   uint64_t args[3] = {t->index, (uint64_t)syscall(SYS_gettid), 0};
   ot_str *s = ot_intern(name);
   args[2] = ot_str_id(s);
   ot_def(OT_DEF_THREAD, 3, args, NULL, 0);
+  ot_self_tls = t;
+  creating = 0;
   return t;
 }
 
-/* Takes the lowest free slot, so a run reuses the few buffers it needs at
- * once instead of touching the whole pool: memory in use follows the load,
- * and the budget is a ceiling. */
-static ot_buf *acquire(ot_thread *t) {
-  if (atomic_load_explicit(&pool_free, memory_order_relaxed) == 0)
-    return NULL;
+/* The size of t's next buffer: twice its last full one, up to its share. */
+static uint32_t share_cap(void) {
+  uint64_t live = atomic_load_explicit(&live_threads, memory_order_relaxed);
+  uint64_t share = budget / (4 * (live ? live : 1));
+  uint32_t c = min_cap;
+  while (c < max_cap && (uint64_t)c * 2 <= share)
+    c = c * 2 < max_cap ? c * 2 : max_cap;
+  return c;
+}
+
+static ot_buf *claim_where(int (*fits)(const ot_buf *, uint32_t), uint32_t want) {
   for (uint32_t i = 0; i < pool_len; i++) {
     ot_buf *b = &pool[i];
-    uint32_t want = OT_BUF_FREE;
-    if (atomic_load_explicit(&b->state, memory_order_relaxed) != OT_BUF_FREE ||
-        !atomic_compare_exchange_strong_explicit(&b->state, &want, OT_BUF_CLAIMED,
+    uint32_t free_ = OT_BUF_FREE;
+    if (atomic_load_explicit(&b->state, memory_order_relaxed) != OT_BUF_FREE || !fits(b, want) ||
+        !atomic_compare_exchange_strong_explicit(&b->state, &free_, OT_BUF_CLAIMED,
                                                  memory_order_acquire, memory_order_relaxed))
       continue;
-    if (!b->data) {
-      b->data = malloc(ot_buf_cap);
-      if (!b->data) {
-        atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
-        return NULL;
-      }
-      atomic_fetch_add(&buffers_allocated, 1);
-    }
-    atomic_fetch_sub_explicit(&pool_free, 1, memory_order_relaxed);
-    b->thread = t->index;
-    b->seq = ++t->buf_seq;
-    b->pred_slot = t->last_slot;
-    b->pred_seq = t->buf_seq - 1;
-    atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->state, OT_BUF_OWNED, memory_order_release);
-    return b;
+    if (fits(b, want)) /* read again now that it is ours */
+      return b;
+    atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
   }
   return NULL;
 }
 
-/* The thread's buffer is full or missing: hand it over and take another. On
- * success, first records how many events were dropped while there was none. */
+static int same_size(const ot_buf *b, uint32_t want) { return cap_of(b) == want; }
+static int no_memory(const ot_buf *b, uint32_t want) { return (void)want, cap_of(b) == 0; }
+static int any_memory(const ot_buf *b, uint32_t want) { return (void)want, cap_of(b) != 0; }
+
+/* A free buffer of the thread's next size if one is there, else new memory
+ * within the budget, else any free buffer. Lowest slots first, so a run
+ * reuses the few buffers it needs at once instead of touching the whole
+ * pool: memory in use follows the load, and the budget is a ceiling. */
+static ot_buf *acquire(ot_thread *t) {
+  if (atomic_load_explicit(&pool_free, memory_order_relaxed) == 0)
+    return NULL;
+  uint32_t want = t->next_cap;
+  ot_buf *b = claim_where(same_size, want);
+  if (!b && atomic_fetch_add(&mem_used, want) + want <= budget) {
+    b = claim_where(no_memory, want);
+    if (b && !(b->data = malloc(want))) {
+      atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
+      b = NULL;
+    }
+    if (b) {
+      atomic_store_explicit(&b->cap, want, memory_order_relaxed);
+      atomic_fetch_add(&buffers_allocated, 1);
+    } else {
+      atomic_fetch_sub(&mem_used, want);
+    }
+  } else if (!b) {
+    atomic_fetch_sub(&mem_used, want);
+  }
+  if (!b)
+    b = claim_where(any_memory, want);
+  if (!b)
+    return NULL;
+  atomic_fetch_sub_explicit(&pool_free, 1, memory_order_relaxed);
+  b->thread = t->index;
+  b->owner = t;
+  b->seq = ++t->buf_seq;
+  b->pred_slot = t->last_slot;
+  b->pred_seq = t->buf_seq - 1;
+  b->idle = 0;
+  atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
+  atomic_store_explicit(&b->state, OT_BUF_OWNED, memory_order_release);
+  return b;
+}
+
+/* The thread's buffer is full, missing or revoked: hand it over and take
+ * another. On success, first records how many events were dropped while
+ * there was none. */
 uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
   if (ot_forked_child()) /* no writer there: never wait for one */
     return NULL;
-  if (!t || (words + 5) * 8u > ot_buf_cap) /* a DROPPED record may go first */
+  if (!t || (words + 5) * 8u > min_cap) /* a DROPPED record may go first */
     return NULL;
   int st = atomic_load_explicit(&ot_state, memory_order_relaxed);
   if (st != OT_STATE_ACTIVE) {
@@ -196,24 +394,35 @@ uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
       ot_count_drop(OT_DROP_SHUTDOWN, 1);
     return NULL;
   }
-  hand_over(t);
+  if (t->buf && still_mine(t)) {
+    uint32_t cap = cap_of(t->buf);
+    if (t->pos + words * 8u <= cap) /* a revocation was cancelled */
+      return (uint64_t *)(void *)(t->buf->data + t->pos);
+    uint32_t grown = cap * 2 < max_cap ? cap * 2 : max_cap;
+    uint32_t share = share_cap();
+    t->next_cap = grown < share ? grown : share;
+    hand_over(t);
+  }
   ot_buf *b = acquire(t);
   if (!b && ot_cfg.on_full_wait) {
     struct timespec nap = {0, 50000};
-    while (!b && atomic_load(&ot_state) == OT_STATE_ACTIVE) {
-      ot_wake_writer();
+    for (unsigned i = 0; !b && atomic_load(&ot_state) == OT_STATE_ACTIVE; i++) {
+      if (i % 200 == 0) { /* every 10 ms: the writer may take back idle buffers */
+        atomic_store(&reclaim_wanted, 1);
+        ot_wake_writer();
+      }
       nanosleep(&nap, NULL);
+      t->next_cap = min_cap;
       b = acquire(t);
     }
   }
   if (!b) {
-    if (t->dropped++ == 0)
-      t->drop_since = ot_ticks();
-    ot_count_drop(OT_DROP_BUFFER_FULL, 1);
+    ot_drop(t, OT_DROP_BUFFER_FULL);
     return NULL;
   }
   t->buf = b;
   t->pos = 0;
+  atomic_store_explicit(&t->limit, cap_of(b), memory_order_relaxed);
   write_drops(t);
   return (uint64_t *)(void *)(b->data + t->pos);
 }
@@ -221,7 +430,8 @@ uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
 /* ---- Writer side ------------------------------------------------------------ */
 
 int ot_host_wait(int timeout_ms) {
-  if (atomic_load(&flush_requested_seq) > atomic_load(&flush_done_seq))
+  if (atomic_load(&flush_requested_seq) > atomic_load(&flush_done_seq) ||
+      atomic_load(&reclaim_wanted))
     return OT_WAKE_FLUSH;
   if (full_fifo || atomic_load(&full_head))
     return OT_WAKE_WORK;
@@ -232,7 +442,8 @@ int ot_host_wait(int timeout_ms) {
     ssize_t n = read(wake_fd, &v, sizeof v);
     (void)n;
   }
-  if (atomic_load(&flush_requested_seq) > atomic_load(&flush_done_seq))
+  if (atomic_load(&flush_requested_seq) > atomic_load(&flush_done_seq) ||
+      atomic_load(&reclaim_wanted))
     return OT_WAKE_FLUSH;
   return (full_fifo || atomic_load(&full_head)) ? OT_WAKE_WORK : OT_WAKE_TIMEOUT;
 }
@@ -262,25 +473,91 @@ int ot_host_take_full(ot_span_t *out) {
   return 1;
 }
 
+/* Is a full buffer of b's thread still queued (not yet popped)? Only
+ * take_full clears that. A FULL buffer's fields were written before its
+ * hand-over (release). */
+static int pred_queued(const ot_buf *b) {
+  if (b->pred_slot == UINT32_MAX)
+    return 0;
+  ot_buf *p = &pool[b->pred_slot];
+  return atomic_load_explicit(&p->state, memory_order_acquire) == OT_BUF_FULL && !p->taken &&
+         p->thread == b->thread && p->seq == b->pred_seq;
+}
+
+static void to_free(ot_buf *b) {
+  b->flushed = 0;
+  b->taken = 0;
+  b->pred_slot = UINT32_MAX;
+  atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
+  atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
+  atomic_fetch_add_explicit(&pool_free, 1, memory_order_release);
+}
+
+/* Takes back the buffers whose owner recorded nothing since the last
+ * partial take (all of them written out already): each is marked REVOKING
+ * and its owner's limit zeroed, then one membarrier makes every thread that enters a
+ * call from now on see the zero limit, so a thread found outside a call
+ * cannot write into its buffer any more. Its owner learns at its next
+ * record (buf_lost) and takes a new, small one. */
+static void reclaim_idle(void) {
+  atomic_store(&reclaim_wanted, 0);
+  if (!fence_cmd)
+    return;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < pool_len; i++) {
+    ot_buf *b = &pool[i];
+    uint32_t owned = OT_BUF_OWNED;
+    if (atomic_load_explicit(&b->state, memory_order_acquire) != OT_BUF_OWNED || !b->idle ||
+        atomic_load_explicit(&b->committed, memory_order_acquire) != b->flushed ||
+        pred_queued(b))
+      continue;
+    /* Before the CAS, so an owner that cancels the revocation (its CAS reads
+     * this one's) restores its limit after this store. When the CAS fails
+     * the owner handed the buffer over meanwhile and restores its limit at
+     * its next record. */
+    atomic_store_explicit(&b->owner->limit, 0, memory_order_relaxed);
+    if (!atomic_compare_exchange_strong(&b->state, &owned, OT_BUF_REVOKING))
+      continue;
+    revoking[n++] = i;
+  }
+  if (n == 0 || syscall(SYS_membarrier, fence_cmd, 0) != 0) {
+    for (uint32_t j = 0; j < n; j++) { /* the owner restores the limit */
+      uint32_t r = OT_BUF_REVOKING;
+      atomic_compare_exchange_strong(&pool[revoking[j]].state, &r, OT_BUF_OWNED);
+    }
+    return;
+  }
+  for (uint32_t j = 0; j < n; j++) {
+    ot_buf *b = &pool[revoking[j]];
+    ot_thread *t = b->owner;
+    uint32_t r = OT_BUF_REVOKING;
+    int out = !atomic_load_explicit(&t->in_call, memory_order_acquire) &&
+              atomic_load_explicit(&b->committed, memory_order_acquire) == b->flushed;
+    if (!atomic_compare_exchange_strong(&b->state, &r, out ? OT_BUF_REVOKED : OT_BUF_OWNED) ||
+        !out)
+      continue; /* the owner cancelled it, or is recording: it keeps the buffer */
+    atomic_store_explicit(&t->buf_lost, 1, memory_order_release);
+    to_free(b);
+  }
+}
+
 /* 2 means: a full buffer of this thread is still queued; drain take_full
  * first and call again with the same cursor, so a thread's events stay in
  * order. A span's bytes count as taken at once (flushed moves here, not at
  * release), so a buffer taken partly and then full in one writer cycle
- * yields each record once. */
+ * yields each record once. A scan from cursor 0 first takes back idle
+ * buffers. */
 int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
+  if (*cursor == 0)
+    reclaim_idle();
   for (; *cursor < pool_len; (*cursor)++) {
     ot_buf *b = &pool[*cursor];
     if (atomic_load_explicit(&b->state, memory_order_acquire) != OT_BUF_OWNED)
       continue;
-    if (b->pred_slot != UINT32_MAX) {
-      /* Queued and not yet popped: only take_full clears that. A FULL
-       * buffer's fields were written before its hand-over (release). */
-      ot_buf *p = &pool[b->pred_slot];
-      if (atomic_load_explicit(&p->state, memory_order_acquire) == OT_BUF_FULL && !p->taken &&
-          p->thread == b->thread && p->seq == b->pred_seq)
-        return 2;
-    }
+    if (pred_queued(b))
+      return 2;
     uint32_t end = atomic_load_explicit(&b->committed, memory_order_acquire);
+    b->idle = end <= b->flushed;
     if (end <= b->flushed)
       continue;
     out->data = b->data + b->flushed;
@@ -296,15 +573,8 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
 }
 
 void ot_host_release(const ot_span_t *span) {
-  ot_buf *b = &pool[span->slot];
-  if (!span->full)
-    return;
-  b->flushed = 0;
-  b->taken = 0;
-  b->pred_slot = UINT32_MAX;
-  atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
-  atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
-  atomic_fetch_add_explicit(&pool_free, 1, memory_order_release);
+  if (span->full)
+    to_free(&pool[span->slot]);
 }
 
 void ot_host_counters(ot_counters_t *out) {

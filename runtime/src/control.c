@@ -107,8 +107,11 @@ static int pause_api(int paused) {
     return -1;
   uint64_t before = atomic_load(&ot_gate);
   ot_pause(OT_PAUSED_API, paused);
-  if (((before & OT_PAUSED_API) != 0) != paused) /* record real changes only */
-    ot_trigger_event(ot_self(), OT_NO_WINDOW, paused ? OT_TRIGGER_PAUSE : OT_TRIGGER_RESUME, OT_CAUSE_API);
+  ot_thread *t;
+  if (((before & OT_PAUSED_API) != 0) != paused && (t = ot_enter())) { /* real changes only */
+    ot_trigger_event(t, OT_NO_WINDOW, paused ? OT_TRIGGER_PAUSE : OT_TRIGGER_RESUME, OT_CAUSE_API);
+    ot_leave(t);
+  }
   return 0;
 }
 

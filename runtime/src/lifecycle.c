@@ -376,9 +376,12 @@ static void on_toggle_signal(int sig) {
 static void before_fork(void) {
   if (atomic_load(&ot_state) != OT_STATE_ACTIVE)
     return;
-  ot_thread *t = ot_self();
-  if (t && ot_kind_on(OCCA_TOOLS_EVENT_FORK))
+  ot_thread *t = ot_enter();
+  if (!t)
+    return;
+  if (ot_kind_on(OCCA_TOOLS_EVENT_FORK))
     ot_emit(t, OCCA_TOOLS_EVENT_FORK, 0, NULL);
+  ot_leave(t);
 }
 
 static void in_child(void) {

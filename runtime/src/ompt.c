@@ -82,11 +82,17 @@ static inline void emit_end(ot_thread *t, const ot_omp_frame *f, uint64_t ticks)
 }
 
 /* Pushes an open region; returns 0 when the stack is full (then the region
- * and what it contains are not recorded). */
+ * and what it contains are not recorded; its begin and end, if they would
+ * have been, are counted as dropped, reason too_deep). */
 static int push(ot_thread *t, uint32_t kind, uint32_t sub, uint64_t id, uint64_t region,
                 uint64_t launch, uint32_t recorded) {
-  if (t->omp_depth >= OT_OMP_DEPTH)
+  if (t->omp_depth >= OT_OMP_DEPTH) {
+    if (recorded) { /* its begin and its end */
+      ot_drop(t, OT_DROP_TOO_DEEP);
+      ot_drop(t, OT_DROP_TOO_DEEP);
+    }
     return 0;
+  }
   t->omp[t->omp_depth++] = (ot_omp_frame){id, region, launch, kind, sub, recorded};
   return 1;
 }
@@ -118,7 +124,7 @@ static int pop(ot_thread *t, uint32_t kind, uint32_t sub) {
 static void on_thread_begin(int thread_type, ompt_data_t *thread_data) {
   if (!in_state() || !thread_data)
     return;
-  ot_thread *t = ot_self();
+  ot_thread *t = ot_enter();
   if (!t)
     return;
   thread_data->value = 0;
@@ -126,14 +132,17 @@ static void on_thread_begin(int thread_type, ompt_data_t *thread_data) {
     thread_data->value = ot_next_corr(t);
     emit(t, OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN, 2, thread_data->value, (uint64_t)thread_type, 0, 0, 0);
   }
+  ot_leave(t);
 }
 
 static void on_thread_end(ompt_data_t *thread_data) {
   if (!in_state() || !thread_data || !thread_data->value)
     return;
-  ot_thread *t = ot_self();
-  if (t)
-    emit(t, OCCA_TOOLS_EVENT_OMP_THREAD_END, 1, thread_data->value, 0, 0, 0, 0);
+  ot_thread *t = ot_enter();
+  if (!t)
+    return;
+  emit(t, OCCA_TOOLS_EVENT_OMP_THREAD_END, 1, thread_data->value, 0, 0, 0, 0);
+  ot_leave(t);
 }
 
 static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_frame_t *frame,
@@ -146,15 +155,20 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
   parallel_data->ptr = NULL;
   if (!in_state())
     return;
-  ot_thread *t = ot_self();
+  ot_thread *t = ot_enter();
   if (!t)
     return;
   uint64_t launch = current_launch(t);
   uint64_t parent = encountering_task_data ? encountering_task_data->value : 0;
   if (!ot_cfg.omp_all && launch == 0 && parent == 0)
-    return; /* out of scope */
-  if (t->omp_par_depth >= OT_OMP_DEPTH)
-    return;
+    goto out; /* out of scope */
+  if (t->omp_par_depth >= OT_OMP_DEPTH) {
+    if (want(t, OCCA_TOOLS_EVENT_OMP_PARALLEL_BEGIN)) { /* its begin and its end */
+      ot_drop(t, OT_DROP_TOO_DEEP);
+      ot_drop(t, OT_DROP_TOO_DEEP);
+    }
+    goto out;
+  }
   ot_omp_parallel *p = &t->omp_par[t->omp_par_depth++];
   p->id = ot_next_corr(t);
   p->launch = launch;
@@ -163,6 +177,8 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data, const ompt_fr
     emit(t, OCCA_TOOLS_EVENT_OMP_PARALLEL_BEGIN, 5, p->id, parent, requested, (uint64_t)(unsigned)flags,
          launch);
   parallel_data->ptr = p;
+out:
+  ot_leave(t);
 }
 
 static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
@@ -174,9 +190,11 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
   if (!p)
     return;
   parallel_data->ptr = NULL;
-  ot_thread *t = ot_self();
-  if (!t || t->omp_par_depth == 0)
+  ot_thread *t = ot_enter();
+  if (!t)
     return;
+  if (t->omp_par_depth == 0)
+    goto out;
   uint64_t ticks = ot_ticks();
   note_region_end(p->id, ticks);
   if (p->recorded && in_state()) {
@@ -185,13 +203,15 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
   }
   /* Regions end in the order they began on their thread. */
   t->omp_par_depth = (uint32_t)(p - t->omp_par);
+out:
+  ot_leave(t);
 }
 
 static void on_implicit_task(int endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,
                              unsigned int actual, unsigned int index, int flags) {
   if (!task_data || !in_state())
     return;
-  ot_thread *t = ot_self();
+  ot_thread *t = ot_enter();
   if (!t)
     return;
   if (endpoint == ompt_scope_begin) {
@@ -202,22 +222,24 @@ static void on_implicit_task(int endpoint, ompt_data_t *parallel_data, ompt_data
        * no event (it is the thread itself). */
       if (ot_cfg.omp_all)
         task_data->value = ot_next_corr(t);
-      return;
+      goto out;
     }
     if (!p)
-      return; /* its region is out of scope */
+      goto out; /* its region is out of scope */
     uint64_t id = ot_next_corr(t);
     uint32_t rec = want(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN);
     if (!push(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0, id, p->id, p->launch, rec))
-      return;
+      goto out;
     task_data->value = id;
     if (rec)
       emit(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 5, id, p->id, index, actual, p->launch);
-    return;
+    goto out;
   }
   if (endpoint != ompt_scope_end || task_data->value == 0 || (flags & ompt_task_initial))
-    return;
+    goto out;
   pop(t, OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN, 0);
+out:
+  ot_leave(t);
 }
 
 /* Work and sync regions: in scope when the task they belong to is. */
@@ -225,26 +247,28 @@ static void region(unsigned begin_kind, int sub, int endpoint, ompt_data_t *para
                    ompt_data_t *task_data, uint64_t count) {
   if (!in_state())
     return;
-  ot_thread *t = ot_self();
+  ot_thread *t = ot_enter();
   if (!t)
     return;
   if (endpoint == ompt_scope_begin) {
     if (!task_data || task_data->value == 0)
-      return;
+      goto out;
     ot_omp_parallel *p = parallel_data ? parallel_data->ptr : NULL;
     uint64_t id = ot_next_corr(t);
     uint32_t rec = want(t, begin_kind);
     uint64_t par = p ? p->id : 0;
     if (!push(t, begin_kind, (uint32_t)sub, id, par, 0, rec) || !rec)
-      return;
+      goto out;
     if (begin_kind == OCCA_TOOLS_EVENT_OMP_WORK_BEGIN)
       emit(t, begin_kind, 5, id, (uint64_t)sub, par, task_data->value, count);
     else
       emit(t, begin_kind, 4, id, (uint64_t)sub, par, task_data->value, 0);
-    return;
+    goto out;
   }
   if (endpoint == ompt_scope_end)
     pop(t, begin_kind, (uint32_t)sub);
+out:
+  ot_leave(t);
 }
 
 static void on_work(int work_type, int endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data,
@@ -275,16 +299,18 @@ static void on_task_create(ompt_data_t *encountering_task_data, const ompt_frame
   new_task_data->value = 0;
   if (!in_state() || (flags & (ompt_task_initial | ompt_task_implicit)))
     return; /* implicit tasks are announced by on_implicit_task */
-  ot_thread *t = ot_self();
+  ot_thread *t = ot_enter();
   if (!t)
     return;
   uint64_t parent = encountering_task_data ? encountering_task_data->value : 0;
   if (!ot_cfg.omp_all && parent == 0)
-    return;
+    goto out;
   new_task_data->value = ot_next_corr(t);
   if (want(t, OCCA_TOOLS_EVENT_OMP_TASK_CREATE))
     emit(t, OCCA_TOOLS_EVENT_OMP_TASK_CREATE, 5, new_task_data->value, parent,
          (uint64_t)(unsigned)flags, (uint64_t)(has_dependences != 0), current_launch(t));
+out:
+  ot_leave(t);
 }
 
 static void on_task_schedule(ompt_data_t *prior, int prior_status, ompt_data_t *next) {
@@ -293,15 +319,18 @@ static void on_task_schedule(ompt_data_t *prior, int prior_status, ompt_data_t *
   uint64_t p = prior ? prior->value : 0, n = next ? next->value : 0;
   if (p == 0 && n == 0)
     return;
-  ot_thread *t = ot_self();
-  if (t && want(t, OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE))
+  ot_thread *t = ot_enter();
+  if (!t)
+    return;
+  if (want(t, OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE))
     emit(t, OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE, 3, p, (uint64_t)prior_status, n, 0, 0);
+  ot_leave(t);
 }
 
 static void on_dependences(ompt_data_t *task_data, const ompt_dependence_t *deps, int ndeps) {
   if (!in_state() || !task_data || task_data->value == 0 || !deps)
     return;
-  ot_thread *t = ot_self();
+  ot_thread *t = ot_enter();
   if (!t)
     return;
   for (int i = 0; i < ndeps; i++)
@@ -309,14 +338,18 @@ static void on_dependences(ompt_data_t *task_data, const ompt_dependence_t *deps
       emit(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPEND, 3, task_data->value,
            (uint64_t)(uintptr_t)deps[i].variable.ptr, (uint64_t)(unsigned)deps[i].dependence_type, 0,
            0);
+  ot_leave(t);
 }
 
 static void on_task_dependence(ompt_data_t *src, ompt_data_t *sink) {
   if (!in_state() || !src || !sink || src->value == 0 || sink->value == 0)
     return;
-  ot_thread *t = ot_self();
-  if (t && want(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE))
+  ot_thread *t = ot_enter();
+  if (!t)
+    return;
+  if (want(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE))
     emit(t, OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE, 2, src->value, sink->value, 0, 0, 0);
+  ot_leave(t);
 }
 
 /* ---- Start -------------------------------------------------------------------- */

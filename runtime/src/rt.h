@@ -6,6 +6,12 @@
  * moves FREE -> OWNED (a thread takes it) -> FULL (the thread hands it over)
  * -> FREE (only the writer frees), so the writer never reads memory that a
  * thread is writing: it reads only below the buffer's committed offset.
+ *
+ * The writer also takes back the buffer of a thread that stopped recording
+ * (OWNED -> REVOKING -> REVOKED -> FREE, buffers.c): a thread marks itself
+ * "in a call" (ot_enter) with a plain store, and the writer, after zeroing
+ * the thread's limit, runs an asymmetric fence (membarrier) before it reads
+ * that mark, so the hot path has no atomic read-modify-write and no fence.
  */
 #ifndef OT_RT_H
 #define OT_RT_H
@@ -82,10 +88,20 @@ static inline uint64_t ot_ticks(void) {
 /* CLAIMED is a thread filling in the fields of a buffer it just took; it
  * publishes them with the release store of OWNED, so the writer, which
  * acts only on OWNED and FULL, reads them complete. */
-enum { OT_BUF_FREE = 0, OT_BUF_OWNED = 1, OT_BUF_FULL = 2, OT_BUF_CLAIMED = 3 };
+enum {
+  OT_BUF_FREE = 0,
+  OT_BUF_OWNED = 1,
+  OT_BUF_FULL = 2,
+  OT_BUF_CLAIMED = 3,
+  OT_BUF_REVOKING = 4, /* the writer asks for it back; the owner may still cancel */
+  OT_BUF_REVOKED = 5   /* the writer took it back: the owner must not touch it */
+};
+
+struct ot_thread;
 
 typedef struct ot_buf {
   uint8_t *data;
+  _Atomic uint32_t cap;       /* bytes of data, 0 none yet (read by threads looking for one) */
   _Atomic uint32_t committed; /* bytes of complete records (owner stores) */
   uint32_t flushed;           /* bytes the writer has taken (writer only) */
   uint32_t taken;             /* 1 once take_full popped it (writer only) */
@@ -95,15 +111,21 @@ typedef struct ot_buf {
   uint32_t slot;              /* index in the pool */
   uint32_t pred_slot;         /* the owner's previous buffer, or UINT32_MAX */
   uint32_t pred_seq;
+  uint32_t idle;              /* writer only: nothing new at its last partial take */
+  struct ot_thread *owner;    /* set before OWNED; thread structs are never freed */
   struct ot_buf *_Atomic next; /* link in the full stack */
 } ot_buf;
 
-enum { OT_REGION_DEPTH = 128 };
+/* Region frames: OT_REGION_DEPTH in the thread, more on the heap up to
+ * OT_REGION_MAX; pushes beyond that (and their pops) are counted as
+ * dropped (reason too_deep). */
+enum { OT_REGION_DEPTH = 128, OT_REGION_MAX = 1 << 16 };
 
 typedef struct ot_region_frame {
   uint32_t name_id;
   uint16_t inside;   /* windows this instance is inside of */
-  uint16_t recorded; /* its push was recorded, so its pop is */
+  uint16_t recorded; /* 1: its push was recorded, so its pop is; 2: its push was
+                      * dropped, so its pop is counted as dropped too */
 } ot_region_frame;
 
 /* The OMPT tool's per-thread state (ompt.c). */
@@ -125,16 +147,27 @@ typedef struct ot_omp_frame { /* an implicit task, work or sync region open on t
 } ot_omp_frame;
 
 typedef struct ot_thread {
+  /* Kept when a new thread reuses the struct (buffers.c: thread_struct). */
+  struct ot_thread *all_next; /* every thread struct, for reuse */
+  _Atomic uint32_t dead;      /* exited: the struct waits for a new thread */
+  _Atomic uint32_t in_call;   /* inside an entry point (ot_enter); the writer reads it */
+  _Atomic uint32_t limit;     /* buf's size; 0 (no buffer, or the writer asks it back)
+                               * sends the owner to the slow path */
+  _Atomic uint32_t buf_lost;  /* the writer took buf back (REVOKED) */
+  /* Cleared for a new thread from here on. */
   ot_buf *buf;
   uint32_t pos;   /* write offset in buf */
   uint32_t index; /* thread index in the trace (1-based) */
   uint32_t buf_seq;
   uint32_t last_slot;
-  uint64_t corr_seq;
+  uint32_t next_cap;  /* size of the next buffer it takes (buffers.c) */
+  _Atomic uint64_t corr_seq; /* owner writes; device times read (ot_corr_issued) */
   uint64_t dropped;       /* dropped since the last DROPPED record */
   uint64_t drop_since;    /* ticks of the first of them */
   uint32_t region_depth;
-  ot_region_frame regions[OT_REGION_DEPTH];
+  uint32_t region_cap;      /* frames in regions */
+  ot_region_frame *regions; /* region_inline, or a heap array when deeper */
+  ot_region_frame region_inline[OT_REGION_DEPTH];
   uint64_t launch; /* correlation id of the recorded OCCA launch running here, 0 none */
   uint32_t omp_par_depth, omp_depth;
   ot_omp_parallel omp_par[OT_OMP_DEPTH];
@@ -142,12 +175,14 @@ typedef struct ot_thread {
 } ot_thread;
 
 OT_HIDDEN extern OT_TLS ot_thread *ot_self_tls;
-OT_HIDDEN extern uint32_t ot_buf_cap;
 OT_HIDDEN ot_thread *ot_thread_create(void);
 OT_HIDDEN uint64_t *ot_reserve_slow(ot_thread *t, unsigned words);
 OT_HIDDEN int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes);
 OT_HIDDEN void ot_wake_writer(void);
 OT_HIDDEN void ot_count_drop(unsigned reason, uint64_t n);
+/* One event of t not recorded for reason, counted (and, for buffer_full,
+ * reported in the thread's next DROPPED record). */
+OT_HIDDEN void ot_drop(ot_thread *t, unsigned reason);
 OT_HIDDEN void ot_thread_key_init(void);
 
 static inline ot_thread *ot_self(void) {
@@ -155,9 +190,34 @@ static inline ot_thread *ot_self(void) {
   return OT_LIKELY(t != NULL) ? t : ot_thread_create();
 }
 
-/* Room for a record of `words` 64-bit words; NULL when it was dropped. */
+/* The calling thread, marked as inside a call until ot_leave; NULL when it
+ * has no state or is already inside one: a signal handler interrupted the
+ * runtime (occa_tools.h forbids that), and the call is counted as one
+ * dropped event (reason reentrant) instead of corrupting the buffer or
+ * waiting on a lock the interrupted code holds. The store needs no fence:
+ * the writer's membarrier orders it before the buffer's limit is read. */
+static inline ot_thread *ot_enter(void) {
+  ot_thread *t = ot_self();
+  if (OT_UNLIKELY(t == NULL))
+    return NULL;
+  if (OT_UNLIKELY(atomic_load_explicit(&t->in_call, memory_order_relaxed))) {
+    ot_count_drop(OT_DROP_REENTRANT, 1);
+    return NULL;
+  }
+  atomic_store_explicit(&t->in_call, 1, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  return t;
+}
+
+/* Release: the writer that reads 0 also sees the records written before. */
+static inline void ot_leave(ot_thread *t) {
+  atomic_store_explicit(&t->in_call, 0, memory_order_release);
+}
+
+/* Room for a record of `words` 64-bit words; NULL when it was dropped.
+ * Only between ot_enter and ot_leave. */
 static inline uint64_t *ot_reserve(ot_thread *t, unsigned words) {
-  if (OT_LIKELY(t->buf != NULL && t->pos + words * 8u <= ot_buf_cap))
+  if (OT_LIKELY(t->pos + words * 8u <= atomic_load_explicit(&t->limit, memory_order_relaxed)))
     return (uint64_t *)(void *)(t->buf->data + t->pos);
   return ot_reserve_slow(t, words);
 }
@@ -194,9 +254,18 @@ static inline int ot_emit(ot_thread *t, unsigned kind, unsigned nargs, const uin
   return 1;
 }
 
+/* Correlation ids: the thread index above bit 40, a sequence below it that
+ * steps by 2; bit 0 (OT_CORR_LAUNCH) marks a recorded launch's, so a device
+ * time is taken only for one of those (events.c). */
+#define OT_CORR_LAUNCH 1u
 static inline uint64_t ot_next_corr(ot_thread *t) {
-  return ((uint64_t)t->index << 40) | ++t->corr_seq;
+  uint64_t seq = atomic_load_explicit(&t->corr_seq, memory_order_relaxed) + 2;
+  atomic_store_explicit(&t->corr_seq, seq, memory_order_relaxed);
+  return ((uint64_t)t->index << 40) | seq;
 }
+/* Could corr have been handed out already? (Its thread exists and had come
+ * that far, as far as can still be told.) */
+OT_HIDDEN int ot_corr_issued(uint64_t corr);
 
 /* ---- Strings and definitions ---------------------------------------------- */
 typedef struct ot_str {

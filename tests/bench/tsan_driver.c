@@ -131,10 +131,10 @@ static void *produce(void *arg) {
       occa_tools_run_begin(&c, &kernels[k], kernel_names[k], &devices[k % NDEVICES],
                            s < NSTREAMS ? &streams[s] : NULL);
       att[OCCA_TOOLS_EVENT_RUN_BEGIN]++;
+      att[OCCA_TOOLS_EVENT_RUN_END]++; /* recorded, or counted as dropped */
       uint64_t corr = c.correlation_id;
       if (corr) {
         p->begins_ok[OCCA_TOOLS_EVENT_RUN_BEGIN]++;
-        att[OCCA_TOOLS_EVENT_RUN_END]++;
       }
       occa_tools_run_end(&c, OCCA_TOOLS_OK);
       if (corr && (r >> 6) % 4 == 0) {
@@ -156,9 +156,9 @@ static void *produce(void *arg) {
       occa_tools_copy_begin(&c, OCCA_TOOLS_COPY_D2D, src, dst, 4096, async,
                             async ? &streams[(r >> 9) % NSTREAMS] : NULL);
       att[OCCA_TOOLS_EVENT_COPY_BEGIN]++;
+      att[OCCA_TOOLS_EVENT_COPY_END]++; /* recorded, or counted as dropped */
       if (c.correlation_id) {
         p->begins_ok[OCCA_TOOLS_EVENT_COPY_BEGIN]++;
-        att[OCCA_TOOLS_EVENT_COPY_END]++;
       }
       occa_tools_copy_end(&c, OCCA_TOOLS_OK);
     } else if (what < 640) { /* allocate or free one of the thread's memory slots */
@@ -167,18 +167,18 @@ static void *produce(void *arg) {
         occa_tools_memory_alloc_begin(&c, &devices[m % NDEVICES], 4096u << m,
                                       m == 0 ? "halo" : NULL);
         att[OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN]++;
+        att[OCCA_TOOLS_EVENT_MEMORY_ALLOC_END]++; /* recorded, or counted as dropped */
         if (c.correlation_id) {
           p->begins_ok[OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN]++;
-          att[OCCA_TOOLS_EVENT_MEMORY_ALLOC_END]++;
         }
         occa_tools_memory_alloc_end(&c, &mem[m], (void *)mem_address(p->index, m), OCCA_TOOLS_OK);
         allocated[m] = 1;
       } else {
         occa_tools_memory_free_begin(&c, &mem[m]);
         att[OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN]++;
+        att[OCCA_TOOLS_EVENT_MEMORY_FREE_END]++; /* recorded, or counted as dropped */
         if (c.correlation_id) {
           p->begins_ok[OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN]++;
-          att[OCCA_TOOLS_EVENT_MEMORY_FREE_END]++;
         }
         occa_tools_memory_free_end(&c, OCCA_TOOLS_OK);
         allocated[m] = 0;
@@ -206,26 +206,26 @@ static void *produce(void *arg) {
     } else if (what < 930) {
       occa_tools_stream_finish_begin(&c, &streams[r % NSTREAMS]);
       att[OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN]++;
+      att[OCCA_TOOLS_EVENT_STREAM_FINISH_END]++; /* recorded, or counted as dropped */
       if (c.correlation_id) {
         p->begins_ok[OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN]++;
-        att[OCCA_TOOLS_EVENT_STREAM_FINISH_END]++;
       }
       occa_tools_stream_finish_end(&c);
     } else if (what < 950) {
       occa_tools_device_finish_begin(&c, &devices[r % NDEVICES]);
       att[OCCA_TOOLS_EVENT_DEVICE_FINISH_BEGIN]++;
+      att[OCCA_TOOLS_EVENT_DEVICE_FINISH_END]++; /* recorded, or counted as dropped */
       if (c.correlation_id) {
         p->begins_ok[OCCA_TOOLS_EVENT_DEVICE_FINISH_BEGIN]++;
-        att[OCCA_TOOLS_EVENT_DEVICE_FINISH_END]++;
       }
       occa_tools_device_finish_end(&c);
     } else if (what < 965) { /* a device of its own, then builds into its own slots */
       if (!have_device) {
         occa_tools_device_setup_begin(&c, "Serial", p->index, "{\"mode\": \"Serial\"}");
         att[OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN]++;
+        att[OCCA_TOOLS_EVENT_DEVICE_SETUP_END]++; /* recorded, or counted as dropped */
         if (c.correlation_id) {
           p->begins_ok[OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN]++;
-          att[OCCA_TOOLS_EVENT_DEVICE_SETUP_END]++;
         }
         occa_tools_device_setup_end(&c, &own_device, OCCA_TOOLS_OK);
         have_device = 1;
@@ -234,9 +234,9 @@ static void *produce(void *arg) {
         occa_tools_build_begin(&c, &own_device, kernel_names[r % NKERNELS], "k.okl",
                                "{\"occa_tools_tag\": \"x\"}", r & 0xffff);
         att[OCCA_TOOLS_EVENT_BUILD_BEGIN]++;
+        att[OCCA_TOOLS_EVENT_BUILD_END]++; /* recorded, or counted as dropped */
         if (c.correlation_id) {
           p->begins_ok[OCCA_TOOLS_EVENT_BUILD_BEGIN]++;
-          att[OCCA_TOOLS_EVENT_BUILD_END]++;
         }
         occa_tools_build_end(&c, &own_kernels[(r >> 4) & 1], OCCA_TOOLS_CACHE_HIT, OCCA_TOOLS_OK);
       }
@@ -263,9 +263,9 @@ static void *produce(void *arg) {
     occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
     occa_tools_memory_free_begin(&c, &mem[m]);
     att[OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN]++;
+    att[OCCA_TOOLS_EVENT_MEMORY_FREE_END]++; /* recorded, or counted as dropped */
     if (c.correlation_id) {
       p->begins_ok[OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN]++;
-      att[OCCA_TOOLS_EVENT_MEMORY_FREE_END]++;
     }
     occa_tools_memory_free_end(&c, OCCA_TOOLS_OK);
   }

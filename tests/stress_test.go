@@ -1,0 +1,216 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libocca/occa-tools/filters"
+	"github.com/libocca/occa-tools/filters/config"
+	"github.com/libocca/occa-tools/formats/trace"
+)
+
+// The runtime's buffer and accounting limits, with tests/workload/stress.c,
+// whose every mode emits a known number of events.
+
+// tinyWait is the smallest pool the config allows (16 buffers of 64 KiB),
+// with threads waiting for a buffer instead of dropping.
+const tinyWait = "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\non_full = \"wait\"\nflush_interval = \"50ms\"\n"
+
+// runStress runs the stress program with configText and returns its one
+// cleanly ended trace and its stdout. A hang fails the test at the deadline.
+func runStress(t *testing.T, configText string, args ...string) (*got, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "trace.toml")
+	if err := os.WriteFile(cfgPath, []byte(configText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "stress"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfgPath, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("stress %v: %v (deadline: %v)\nstderr:\n%s", args, err, ctx.Err(), stderr.String())
+	}
+	traces, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
+	if len(traces) != 1 {
+		t.Fatalf("want 1 trace, got %d; stderr:\n%s", len(traces), stderr.String())
+	}
+	g := readTrace(t, traces[0])
+	if g.err != nil {
+		t.Fatalf("reading %s: %v\nstderr:\n%s", traces[0], g.err, stderr.String())
+	}
+	if g.stats == nil || !g.stats.Final {
+		t.Fatalf("%s has no final stats chunk", traces[0])
+	}
+	if strings.Contains(stderr.String(), "bad raw record") {
+		t.Errorf("the writer found a corrupt buffer:\n%s", stderr.String())
+	}
+	return g, stdout.String()
+}
+
+// markers counts the markers called name.
+func (g *got) markers(name string) int {
+	n := 0
+	for _, e := range g.events {
+		if e.Kind == trace.Marker && g.dict.String(e.Args[0]) == name {
+			n++
+		}
+	}
+	return n
+}
+
+func droppedBy(s *trace.Stats) string {
+	var parts []string
+	for r, n := range s.Dropped {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", trace.DropReasonName(uint64(r)), n))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Threads that record once and then idle keep no buffer the others need:
+// with on_full = "wait" and 16 buffers, 256 such threads would wait for
+// ever if idle threads kept theirs; every event reaches the trace.
+func TestManyIdleThreadsWaitDoNotDeadlock(t *testing.T) {
+	g, _ := runStress(t, tinyWait, "once", "256")
+	if n := g.markers("once"); n != 256 || g.stats.TotalDropped() != 0 {
+		t.Errorf("markers %d (want 256), dropped %s", n, droppedBy(g.stats))
+	}
+}
+
+// With the default memory, 64 and 256 threads that record once lose
+// nothing while the writer is idle (a thread's first buffer is small).
+func TestManyIdleThreadsDefaultConfigLoseNothing(t *testing.T) {
+	for _, n := range []string{"64", "256"} {
+		g, _ := runStress(t, "[output]\nflush_interval = \"60s\"\n", "once", n, "100")
+		if got := fmt.Sprint(g.markers("once")); got != n || g.stats.TotalDropped() != 0 {
+			t.Errorf("%s threads: markers %s, dropped %s", n, got, droppedBy(g.stats))
+		}
+	}
+}
+
+// 64 and 256 threads recording steadily, at a rate the writer sustains,
+// with the default config: nothing dropped.
+func TestManyThreadsSteadyNoDrops(t *testing.T) {
+	for _, c := range []struct{ threads, events int }{{64, 4000}, {256, 1000}} {
+		g, _ := runStress(t, "[output]\n", "steady", fmt.Sprint(c.threads), fmt.Sprint(c.events))
+		if n := g.markers("steady"); n != c.threads*c.events || g.stats.TotalDropped() != 0 {
+			t.Errorf("%d threads: markers %d (want %d), dropped %s", c.threads, n, c.threads*c.events, droppedBy(g.stats))
+		}
+	}
+}
+
+// A signal handler that calls the runtime while the thread it interrupted
+// is inside a call (occa_tools.h forbids it) costs that one event, counted
+// as reentrant: no corrupt buffer, no hang, and the trace plus the count
+// account for every marker the program made.
+func TestSignalHandlerReentryCounted(t *testing.T) {
+	g, out := runStress(t, tinyWait, "reentry", "1000")
+	var calls, work int
+	if _, err := fmt.Sscanf(out, "stress: reentry handler_calls=%d worker_markers=%d", &calls, &work); err != nil {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	reentrant := g.stats.Dropped[trace.DropReentrant]
+	inTrace := g.markers("handler") + g.markers("work")
+	if uint64(inTrace)+g.stats.TotalDropped() != uint64(calls+work) || g.stats.TotalDropped() != reentrant {
+		t.Errorf("in trace %d + dropped (%s) != %d handler calls + %d worker markers",
+			inTrace, droppedBy(g.stats), calls, work)
+	}
+	t.Logf("%d of %d handler calls interrupted a call and were counted", reentrant, calls)
+}
+
+// Regions nested deeper than the thread's inline frames are all recorded;
+// beyond the runtime's limit (65536) each push and its pop are counted.
+func TestDeepRegionsRecordedOrCounted(t *testing.T) {
+	g, _ := runStress(t, "[output]\n", "deep", "1000")
+	if g.counts[trace.RegionPush] != 1000 || g.counts[trace.RegionPop] != 1000 || g.stats.TotalDropped() != 0 {
+		t.Errorf("1000 deep: push %d pop %d dropped %s", g.counts[trace.RegionPush], g.counts[trace.RegionPop], droppedBy(g.stats))
+	}
+	g, _ = runStress(t, "[output]\n", "deep", "70000")
+	const limit, extra = 65536, 70000 - 65536
+	if g.counts[trace.RegionPush] != limit || g.counts[trace.RegionPop] != limit ||
+		g.stats.Dropped[trace.DropTooDeep] != 2*extra || g.stats.TotalDropped() != 2*extra {
+		t.Errorf("70000 deep: push %d pop %d dropped %s, want %d each and too_deep=%d",
+			g.counts[trace.RegionPush], g.counts[trace.RegionPop], droppedBy(g.stats), limit, 2*extra)
+	}
+}
+
+// A device time is recorded only for a launch the runtime recorded: not for
+// another call's id, one no launch has, or a made-up one.
+func TestDeviceTimeOnlyForRecordedLaunches(t *testing.T) {
+	g, _ := runStress(t, "[events]\ndevice_time = true\n", "devtime")
+	var launch uint64
+	for _, e := range g.events {
+		if e.Kind == trace.RunBegin {
+			launch = e.Args[0]
+		}
+	}
+	var times []uint64
+	for _, e := range g.events {
+		if e.Kind == trace.DeviceTime {
+			times = append(times, e.Args[0])
+		}
+	}
+	if launch == 0 || len(times) != 1 || times[0] != launch {
+		t.Errorf("device times for %x, want one for the launch %x", times, launch)
+	}
+}
+
+// In overload (the smallest pool, on_full = "drop"), every event the
+// workload makes is in the trace or counted, exactly: the end of a call
+// whose begin was dropped counts too.
+func TestDropModeAccountsForEveryEvent(t *testing.T) {
+	text := "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\nflush_interval = \"1s\"\n"
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	done := make(chan *run, 1)
+	go func() { done <- runWorkload(t, text, nil, "-t", "4", "-s", "20000") }()
+	var r *run
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("the workload did not finish in 45 s")
+	}
+	if r.err != nil || len(r.traces) != 1 {
+		t.Fatalf("run: %v, traces %v\n%s", r.err, r.traces, r.stderr)
+	}
+	g := readTrace(t, r.traces[0])
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	cfg, _ := config.Parse("t", []byte(text))
+	prog, _ := filters.Compile(cfg)
+	want := predict(prog, options{threads: 4, steps: 20000})
+	total, recorded := 0, 0
+	for k, n := range want.counts {
+		total += n
+		recorded += g.counts[k]
+	}
+	dropped := g.stats.TotalDropped()
+	if uint64(recorded)+dropped != uint64(total) {
+		t.Errorf("recorded %d + dropped %d (%s) = %d, the workload made %d",
+			recorded, dropped, droppedBy(g.stats), uint64(recorded)+dropped, total)
+	}
+	var inEvents uint64
+	for _, e := range g.events {
+		if e.Kind == trace.Dropped {
+			inEvents += e.Args[0]
+		}
+	}
+	if inEvents > dropped {
+		t.Errorf("Dropped records report %d, the stats %d", inEvents, dropped)
+	}
+	t.Logf("recorded %d, dropped %d of %d", recorded, dropped, total)
+}
