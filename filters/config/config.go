@@ -1,7 +1,11 @@
 package config
 
 import (
+	"errors"
+	"io"
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/libocca/occa-tools/configs"
@@ -172,15 +176,60 @@ func Default() *Config {
 	}
 }
 
-// Load reads and parses the config file at path. Like Parse, it returns a
-// usable config together with any error; when the file cannot be read the
-// config is Default.
+// Load reads and parses the config file at path (see ReadFile). Like
+// Parse, it returns a usable config together with any error; when the file
+// cannot be read the config is Default.
 func Load(path string) (*Config, error) {
-	text, err := os.ReadFile(path)
+	text, err := ReadFile(path)
 	if err != nil {
 		return Default(), Errors{{File: path, Msg: "cannot read config: " + errText(err)}}
 	}
 	return Parse(path, text)
+}
+
+// ReadFile reads a config file: only a regular file (symbolic links are
+// followed), opened without blocking, and at most MaxSize+1 bytes of it
+// (Parse reports a longer text). A named pipe would block the reader until
+// a writer comes, a device like /dev/zero never ends, and opening a device
+// can have effects of its own: they are refused before they are opened, and
+// checked again once open, in case the path changed in between.
+func ReadFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(st.Mode())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(st.Mode())
+	}
+	return io.ReadAll(io.LimitReader(f, MaxSize+1))
+}
+
+func notRegular(m fs.FileMode) error {
+	what := "a special file"
+	switch {
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	}
+	return errors.New(what + ", not a regular file; give the path of a TOML file")
 }
 
 // errText is err's message without the path that os errors repeat.

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is one problem in a config file.
@@ -14,6 +15,8 @@ type Error struct {
 	Msg  string // what is wrong and what is allowed; starts with the key when there is one
 }
 
+// Error is the problem on one printable line of at most 1 KiB: the file
+// name and a message quoting the text may hold anything.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -23,6 +26,34 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Msg)
+	return Printable(b.String(), 1024)
+}
+
+// Printable returns s fit to print on one line of a terminal: characters
+// that are not printable (newlines, escape sequences, bidirectional
+// controls) and bytes that are not UTF-8 are written as Go escapes (\n,
+// \x1b, \u202e, \xff), and past max bytes it is cut, ending in "...".
+func Printable(s string, max int) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		var piece string
+		switch {
+		case r == utf8.RuneError && n == 1:
+			piece = `\x` + strconv.FormatUint(uint64(s[i])>>4, 16) + strconv.FormatUint(uint64(s[i])&15, 16)
+		case !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			piece = q[1 : len(q)-1]
+		default:
+			piece = s[i : i+n]
+		}
+		if b.Len()+len(piece) > max {
+			b.WriteString("...")
+			break
+		}
+		b.WriteString(piece)
+		i += n
+	}
 	return b.String()
 }
 

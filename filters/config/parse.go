@@ -20,6 +20,17 @@ import (
 // MaxWindows is the most [[trigger.window]] tables a config may have.
 const MaxWindows = 16
 
+// Limits on what Parse accepts, checked before the TOML parser runs (see
+// keyLines), so that no file costs more than a few milliseconds and
+// megabytes to reject. Real configs are a few KiB, keys at most 4 levels
+// deep and 30 bytes long.
+const (
+	MaxSize    = 64 << 10 // bytes of text
+	MaxDepth   = 16       // steps of a key path: trigger.window[2].from is 4
+	MaxKeyPath = 256      // bytes of a key path as messages write it
+	MaxString  = 4096     // bytes of one string value
+)
+
 // Parse reads a config from text, laid over Default. name is used in error
 // messages ("trace.toml:12: ...").
 //
@@ -27,13 +38,30 @@ const MaxWindows = 16
 // its range is an error. All errors are collected and returned together as
 // Errors, sorted by line. Parse always returns a usable config: a key with
 // an error keeps its default (a bad [[tag]] or [[trigger.window]] is left
-// out), and when the text is not valid TOML at all the config is Default
-// (except that a top-level on_error = "abort" is still honoured). Text and
-// Name are set in every case.
-func Parse(name string, text []byte) (*Config, error) {
-	cfg := Default()
+// out), and when the text is not valid TOML at all, or passes one of the
+// limits above, the config is Default (except that a top-level on_error =
+// "abort" is still honoured). Text and Name are set in every case.
+func Parse(name string, text []byte) (cfg *Config, err error) {
+	cfg = Default()
 	cfg.Name, cfg.Text = name, string(text)
-	d := &decoder{file: name, set: map[string]int{}}
+	defer func() {
+		// No input may crash the program that reads it: a panic in the
+		// TOML parser or in this package is one more config error.
+		if r := recover(); r != nil {
+			cfg = unparsed(name, text)
+			err = Errors{{File: name, Msg: fmt.Sprintf("internal error while reading the config (%v); please report it, with the file", r)}}
+		}
+	}()
+	if len(text) > MaxSize {
+		return unparsed(name, text), Errors{{File: name,
+			Msg: fmt.Sprintf("larger than %s; a config is a few KiB of TOML: check that this is the file you meant", FormatSize(MaxSize))}}
+	}
+	lines, over := keyLines(string(text))
+	if over != nil {
+		over.File = name
+		return unparsed(name, text), Errors{over}
+	}
+	d := &decoder{file: name, set: map[string]int{}, lines: lines}
 
 	var raw map[string]any
 	if _, err := toml.Decode(string(text), &raw); err != nil {
@@ -49,12 +77,8 @@ func Parse(name string, text []byte) (*Config, error) {
 				line = 1 + bytes.Count(text[:end], []byte("\n"))
 			}
 		}
-		if abortLine(string(text)) {
-			cfg.OnError = OnErrorAbort
-		}
-		return cfg, Errors{{File: name, Line: line, Msg: "TOML syntax: " + msg}}
+		return unparsed(name, text), Errors{{File: name, Line: line, Msg: "TOML syntax: " + msg}}
 	}
-	d.lines = keyLines(string(text))
 	d.table(nil, rootTable, raw, cfg)
 	d.check(cfg)
 	if len(d.errs) == 0 {
@@ -62,6 +86,17 @@ func Parse(name string, text []byte) (*Config, error) {
 	}
 	d.errs.sort()
 	return cfg, d.errs
+}
+
+// unparsed is the config of a text that could not be parsed: Default, with
+// on_error = "abort" when a line before the first table says so.
+func unparsed(name string, text []byte) *Config {
+	cfg := Default()
+	cfg.Name, cfg.Text = name, string(text)
+	if abortLine(string(text[:min(len(text), MaxSize)])) {
+		cfg.OnError = OnErrorAbort
+	}
+	return cfg
 }
 
 var abortRE = regexp.MustCompile(`^\s*on_error\s*=\s*["']abort["']\s*(#.*)?$`)
@@ -192,11 +227,31 @@ func (d *decoder) table(p *keyPath, t *table, m map[string]any, dst any) {
 			}
 			f.elems.store(dst, good)
 		default:
+			if n := longestString(v); n > MaxString {
+				d.errorf(kp, "a string of %d bytes; at most %d are allowed", n, MaxString)
+				continue
+			}
 			if f.decode(d, kp, v, dst) {
 				d.set[kp.String()] = d.line(kp)
 			}
 		}
 	}
+}
+
+// longestString is the length of the longest string in v, a value or an
+// array (whose nesting keyLines bounded).
+func longestString(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x)
+	case []any:
+		n := 0
+		for _, e := range x {
+			n = max(n, longestString(e))
+		}
+		return n
+	}
+	return 0
 }
 
 // tableList accepts both [[a]] tables and a = [{...}, {...}].

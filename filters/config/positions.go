@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -12,8 +13,9 @@ import (
 // key scanner build paths the same way, so the string is also the lookup key
 // for line numbers.
 type keyPath struct {
-	str string
-	up  *keyPath
+	str   string
+	up    *keyPath
+	depth int // steps from the top: trigger.window[2].from is 4
 }
 
 func (p *keyPath) String() string {
@@ -25,13 +27,21 @@ func (p *keyPath) String() string {
 
 func (p *keyPath) child(name string) *keyPath {
 	if p == nil {
-		return &keyPath{str: quoteKey(name)}
+		return &keyPath{str: quoteKey(name), depth: 1}
 	}
-	return &keyPath{str: p.str + "." + quoteKey(name), up: p}
+	return &keyPath{str: p.str + "." + quoteKey(name), up: p, depth: p.depth + 1}
 }
 
 func (p *keyPath) index(i int) *keyPath {
-	return &keyPath{str: p.String() + "[" + strconv.Itoa(i) + "]", up: p}
+	return &keyPath{str: p.String() + "[" + strconv.Itoa(i) + "]", up: p, depth: p.Depth() + 1}
+}
+
+// Depth is the number of steps of p, 0 for the top.
+func (p *keyPath) Depth() int {
+	if p == nil {
+		return 0
+	}
+	return p.depth
 }
 
 // quoteKey writes one key component as TOML would: bare when it can be.
@@ -54,14 +64,21 @@ func isBare(c byte) bool {
 // keyLines finds the line on which each key of a TOML document is defined,
 // by path. BurntSushi/toml keeps one position per dotted key name, which
 // loses the elements of arrays of tables ([[trigger.window]]); this scanner
-// numbers them. It runs only on text the TOML parser accepted, but it is
-// written to survive anything: it never panics and always advances.
-// Headers and dotted keys also record their parent tables (first
-// occurrence); every array element records the line it starts on.
-func keyLines(text string) map[string]int {
+// numbers them. Headers and dotted keys also record their parent tables
+// (first occurrence); every array element records the line it starts on.
+//
+// It runs before the TOML parser, on any text, and is the config's guard
+// against shapes that would cost that parser time or memory out of all
+// proportion to the file's size (a key of 10,000 dotted parts takes it
+// seconds, a million nested arrays all the memory there is): it stops at
+// the first key path deeper than MaxDepth or longer than MaxKeyPath and
+// returns that problem (without File). It never panics, always advances,
+// and, as no path it builds is longer than MaxKeyPath, works in time and
+// memory linear in the text.
+func keyLines(text string) (map[string]int, *Error) {
 	k := &keyScanner{s: text, line: 1, lines: map[string]int{}, arrays: map[string]int{}}
 	k.document()
-	return k.lines
+	return k.lines, k.over
 }
 
 type keyScanner struct {
@@ -70,6 +87,54 @@ type keyScanner struct {
 	line   int
 	lines  map[string]int
 	arrays map[string]int // array-of-tables path -> elements seen
+	over   *Error         // the limit passed; set, scanning stops
+}
+
+// child and index extend p unless the path would pass MaxDepth or
+// MaxKeyPath: then they stop the scan (and return p).
+func (k *keyScanner) child(p *keyPath, name string) *keyPath {
+	if k.over != nil {
+		return p
+	}
+	if len(name) <= MaxKeyPath { // quoting only makes it longer
+		if q := p.child(name); !k.tooBig(q) {
+			return q
+		}
+		return p
+	}
+	k.stop(p, fmt.Sprintf("a key name of %d bytes; key paths may be at most %d bytes", len(name), MaxKeyPath))
+	return p
+}
+
+func (k *keyScanner) index(p *keyPath, i int) *keyPath {
+	if k.over != nil {
+		return p
+	}
+	if q := p.index(i); !k.tooBig(q) {
+		return q
+	}
+	return p
+}
+
+func (k *keyScanner) tooBig(q *keyPath) bool {
+	switch {
+	case q.depth > MaxDepth:
+		k.stop(q.up, fmt.Sprintf("nested more than %d levels deep (each table or key name and each array element is a level); remove the extra nesting", MaxDepth))
+	case len(q.str) > MaxKeyPath:
+		k.stop(q.up, fmt.Sprintf("a key path of %d bytes; key paths may be at most %d bytes", len(q.str), MaxKeyPath))
+	default:
+		return false
+	}
+	return true
+}
+
+// stop records the problem at p and ends the scan.
+func (k *keyScanner) stop(p *keyPath, msg string) {
+	if p != nil {
+		msg = p.str + ": " + msg
+	}
+	k.over = &Error{Line: k.line, Key: p.String(), Msg: msg}
+	k.i = len(k.s)
 }
 
 func (k *keyScanner) eof() bool { return k.i >= len(k.s) }
@@ -173,17 +238,17 @@ func (k *keyScanner) document() {
 func (k *keyScanner) header(names []string, array bool, line int) *keyPath {
 	var p *keyPath
 	for j, n := range names {
-		p = p.child(n)
+		p = k.child(p, n)
 		last := j == len(names)-1
 		switch {
 		case last && array:
 			c := k.arrays[p.String()]
 			k.arrays[p.String()] = c + 1
 			k.setIfAbsent(p, line)
-			p = p.index(c)
+			p = k.index(p, c)
 			k.set(p, line)
 		case k.arrays[p.String()] > 0:
-			p = p.index(k.arrays[p.String()] - 1)
+			p = k.index(p, k.arrays[p.String()]-1)
 		case last:
 			k.set(p, line)
 		default:
@@ -195,7 +260,7 @@ func (k *keyScanner) header(names []string, array bool, line int) *keyPath {
 
 func (k *keyScanner) dotted(p *keyPath, names []string, line int) *keyPath {
 	for j, n := range names {
-		p = p.child(n)
+		p = k.child(p, n)
 		if j == len(names)-1 {
 			k.set(p, line)
 		} else {
@@ -278,7 +343,7 @@ func (k *keyScanner) array(p *keyPath) {
 			k.i++
 			continue
 		}
-		e := p.index(n)
+		e := k.index(p, n)
 		k.set(e, k.line)
 		start := k.i
 		k.value(e)

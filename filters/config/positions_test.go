@@ -67,7 +67,10 @@ after = 9
 	if _, err := toml.Decode(text, new(map[string]any)); err != nil {
 		t.Fatalf("test document is not TOML: %v", err)
 	}
-	got := keyLines(text)
+	got, over := keyLines(text)
+	if over != nil {
+		t.Fatalf("keyLines stopped: %v", over)
+	}
 	for k, l := range want {
 		if got[k] != l {
 			t.Errorf("line of %s = %d, want %d", k, got[k], l)
@@ -91,7 +94,7 @@ func TestKeyLinesAgreeWithParser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines := keyLines(text)
+		lines, _ := keyLines(text)
 		for _, k := range md.Keys() {
 			var p *keyPath
 			for _, c := range k {

@@ -13,7 +13,7 @@ import (
 type OnError uint8
 
 const (
-	OnErrorContinue OnError = iota // print the errors, trace with the valid rest
+	OnErrorContinue OnError = iota // print the errors, run the program untraced
 	OnErrorAbort                   // print the errors, exit with status 2
 	numOnError
 )

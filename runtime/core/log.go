@@ -20,8 +20,8 @@ func newLogger(level zerolog.Level) zerolog.Logger {
 		NoColor:    !isatty.IsTerminal(os.Stderr.Fd()),
 		TimeFormat: "15:04:05.000",
 		FormatMessage: func(i any) string {
-			if s, ok := i.(string); ok {
-				return "occa-tools: " + s
+			if s, ok := i.(string); ok { // may quote anything from outside
+				return "occa-tools: " + config.Printable(s, 4096)
 			}
 			return "occa-tools:"
 		},
@@ -29,13 +29,13 @@ func newLogger(level zerolog.Level) zerolog.Logger {
 	return zerolog.New(w).Level(level).With().Timestamp().Int("pid", os.Getpid()).Logger()
 }
 
+// envLevel is OCCA_TOOLS_LOG_LEVEL when it names a level (see readEnv).
+var envLevel *zerolog.Level
+
 // levelFrom applies OCCA_TOOLS_LOG_LEVEL over the config's level.
 func levelFrom(cfg config.Level) zerolog.Level {
-	if env := os.Getenv("OCCA_TOOLS_LOG_LEVEL"); env != "" {
-		if l, err := config.ParseLevel(env); err == nil {
-			return zerolog.Level(l)
-		}
-		logger.Warn().Str("OCCA_TOOLS_LOG_LEVEL", env).Msg("unknown log level ignored; use trace, debug, info, warn, error or disabled")
+	if envLevel != nil {
+		return *envLevel
 	}
 	return zerolog.Level(cfg)
 }

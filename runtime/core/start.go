@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/libocca/occa-tools/filters"
 	"github.com/libocca/occa-tools/filters/config"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -36,10 +38,18 @@ const (
 )
 
 // start loads the config, fills the C settings and opens the trace file.
-func start(h cHost, s *C.ot_settings_t) int {
-	path := os.Getenv("OCCA_TOOLS_CONFIG")
-	logger = newLogger(levelFrom(config.LevelWarn))
-	cfg, err := config.Load(path)
+// Nothing from outside may end the program here: what cannot be used is
+// reported and the program runs untraced, or stops (startAbortProc) when
+// on_error says abort.
+func start(h cHost, s *C.ot_settings_t) (rc int) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger.Error().Msgf("internal error while starting (%v); running untraced: please report it", r)
+			rc = startUntraced
+		}
+	}()
+	env := readEnv()
+	cfg, err := config.Load(env.config)
 	if err == nil {
 		logger = newLogger(levelFrom(cfg.Log.Level))
 	}
@@ -48,10 +58,10 @@ func start(h cHost, s *C.ot_settings_t) int {
 		prog, err = filters.Compile(cfg)
 	}
 	if err != nil {
-		return configFailed(cfg, err)
+		return configFailed(cfg, err, env.onError)
 	}
 	core.prog = prog
-	logger = logger.With().Str("config", path).Logger()
+	logger = logger.With().Str("config", config.Printable(env.config, 4096)).Logger()
 
 	useTSC := false
 	switch cfg.Clock.Source {
@@ -67,10 +77,13 @@ func start(h cHost, s *C.ot_settings_t) int {
 	fillSettings(s, cfg, prog, useTSC)
 
 	info := procinfo.Current()
+	for _, msg := range info.Ignored {
+		logger.Warn().Msg(msg)
+	}
 	startTime := time.Now()
 	dir := cfg.Output.Directory
-	if env := os.Getenv("OCCA_TOOLS_OUTPUT_DIR"); env != "" {
-		dir = env // the launcher's --output
+	if env.outputDir != "" {
+		dir = env.outputDir // the launcher's --output
 	}
 	f, err := procinfo.Create(dir, info.Expand(cfg.Output.Name, startTime))
 	if err != nil {
@@ -112,19 +125,68 @@ func start(h cHost, s *C.ot_settings_t) int {
 	return startOK
 }
 
-// configFailed reports every config error, one line each, and runs the
-// application untraced unless the config (or OCCA_TOOLS_ON_ERROR) says abort.
-func configFailed(cfg *config.Config, err error) int {
+// environment is what the runtime takes from its environment variables.
+type environment struct {
+	config    string          // OCCA_TOOLS_CONFIG
+	outputDir string          // OCCA_TOOLS_OUTPUT_DIR; "" for the config's
+	onError   *config.OnError // OCCA_TOOLS_ON_ERROR; nil for the config's
+}
+
+// readEnv reads the variables once, and sets the logger's level from
+// OCCA_TOOLS_LOG_LEVEL; a value it cannot use is reported in one warning
+// and ignored.
+func readEnv() environment {
+	envLevel = nil
+	logger = newLogger(zerolog.WarnLevel)
+	if v := os.Getenv("OCCA_TOOLS_LOG_LEVEL"); v != "" {
+		if l, err := config.ParseLevel(v); err == nil {
+			zl := zerolog.Level(l)
+			envLevel = &zl
+		} else {
+			logger.Warn().Msg("OCCA_TOOLS_LOG_LEVEL=" + procinfo.Quote(v) + " is not a log level (trace, debug, info, warn, error, disabled); ignored")
+		}
+	}
+	logger = newLogger(levelFrom(config.LevelWarn))
+	e := environment{config: os.Getenv("OCCA_TOOLS_CONFIG"), outputDir: os.Getenv("OCCA_TOOLS_OUTPUT_DIR")}
+	switch v := os.Getenv("OCCA_TOOLS_ON_ERROR"); v {
+	case "":
+	case "continue", "abort":
+		o := config.OnErrorContinue
+		if v == "abort" {
+			o = config.OnErrorAbort
+		}
+		e.onError = &o
+	default:
+		logger.Warn().Msg("OCCA_TOOLS_ON_ERROR=" + procinfo.Quote(v) + " is not continue or abort; ignored")
+	}
+	return e
+}
+
+// maxReported is how many config errors are printed, one line each: a
+// file of thousands of mistakes is not what the user meant to load.
+const maxReported = 20
+
+// configFailed reports the config errors, one line each, and runs the
+// application untraced unless on_error (OCCA_TOOLS_ON_ERROR over the
+// config's) says abort.
+func configFailed(cfg *config.Config, err error, env *config.OnError) int {
 	var errs config.Errors
 	if errors.As(err, &errs) {
-		for _, e := range errs {
+		for i, e := range errs {
+			if i == maxReported {
+				logger.Error().Msgf("and %d more errors in %s", len(errs)-i, cfg.Name)
+				break
+			}
 			logger.Error().Msg(e.Error())
 		}
 	} else {
 		logger.Error().Msg(err.Error())
 	}
-	abort := (cfg != nil && cfg.OnError == config.OnErrorAbort) || os.Getenv("OCCA_TOOLS_ON_ERROR") == "abort"
-	if abort {
+	onError := cfg.OnError
+	if env != nil {
+		onError = *env
+	}
+	if onError == config.OnErrorAbort {
 		return startAbortProc
 	}
 	logger.Error().Msg("config errors above: the program runs untraced (set on_error = \"abort\" to stop it instead)")

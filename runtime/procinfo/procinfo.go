@@ -5,6 +5,8 @@ package procinfo
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +23,9 @@ type Info struct {
 	RankSource string
 	Executable string
 	Cmdline    []string
+	// Ignored says, one line each, which launcher variables held something
+	// that is not a rank or a size, and were ignored.
+	Ignored []string
 }
 
 // launchers lists (rank variable, size variable) pairs in the order they are
@@ -36,9 +41,21 @@ var launchers = [][2]string{
 	{"FLUX_TASK_RANK", "FLUX_JOB_SIZE"},              // Flux
 }
 
+// MaxRank is the largest rank a launcher variable may give: MPI numbers
+// ranks with C ints.
+const MaxRank = math.MaxInt32
+
 // Rank returns the process's rank and world size from launcher variables in
 // env (as os.Environ gives it), the variable used, or -1, -1, "".
 func Rank(env []string) (rank, size int64, source string) {
+	rank, size, source, _ = readRank(env)
+	return
+}
+
+// readRank is Rank, and a message for each variable it ignored: a rank
+// that is not a whole number 0..MaxRank (the next launcher's is tried), a
+// size that is not 1..MaxRank+1 or not above the rank (the size is unknown).
+func readRank(env []string) (rank, size int64, source string, ignored []string) {
 	get := func(name string) (string, bool) {
 		for _, kv := range env {
 			if strings.HasPrefix(kv, name+"=") {
@@ -53,18 +70,34 @@ func Rank(env []string) (rank, size int64, source string) {
 			continue
 		}
 		r, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || r < 0 {
+		if err != nil || r < 0 || r > MaxRank {
+			ignored = append(ignored, fmt.Sprintf("%s=%s is not a rank (a whole number 0..%d); ignored", l[0], Quote(v), MaxRank))
 			continue
 		}
 		size = -1
 		if s, ok := get(l[1]); ok {
-			if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && n > 0 {
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			switch {
+			case err != nil || n < 1 || n > MaxRank+1:
+				ignored = append(ignored, fmt.Sprintf("%s=%s is not a world size (a whole number 1..%d); ignored", l[1], Quote(s), MaxRank+1))
+			case r >= n:
+				ignored = append(ignored, fmt.Sprintf("%s=%d is not above %s=%d; the world size is ignored", l[1], n, l[0], r))
+			default:
 				size = n
 			}
 		}
-		return r, size, l[0]
+		return r, size, l[0], ignored
 	}
-	return -1, -1, ""
+	return -1, -1, "", ignored
+}
+
+// Quote shows an environment variable's value in a message: quoted,
+// escaped, and cut after 32 bytes.
+func Quote(v string) string {
+	if len(v) > 32 {
+		return strconv.Quote(v[:32]) + "..."
+	}
+	return strconv.Quote(v)
 }
 
 // Current describes this process.
@@ -73,7 +106,7 @@ func Current() Info {
 	if host == "" {
 		host = "unknown-host"
 	}
-	rank, size, src := Rank(os.Environ())
+	rank, size, src, ignored := readRank(os.Environ())
 	exe, _ := os.Executable()
 	return Info{
 		Host:       host,
@@ -84,6 +117,7 @@ func Current() Info {
 		RankSource: src,
 		Executable: exe,
 		Cmdline:    cmdline(),
+		Ignored:    ignored,
 	}
 }
 

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -433,26 +434,84 @@ static const ot_host_t host = {
 
 static void *core_handle;
 
-static int load_core(void) {
-  char path[PATH_MAX];
+/* Blocks every asynchronous signal on this thread; *saved is the mask to
+ * restore. */
+static void block_async_signals(sigset_t *saved) {
+  sigset_t all;
+  sigfillset(&all);
+  static const int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
+  for (size_t i = 0; i < sizeof sync_signals / sizeof sync_signals[0]; i++)
+    sigdelset(&all, sync_signals[i]);
+  pthread_sigmask(SIG_BLOCK, &all, saved);
+}
+
+/* path for a message on one line: control bytes become '?'. */
+static const char *shown(const char *path, char *buf, size_t size) {
+  size_t i = 0;
+  for (; path[i] && i + 1 < size; i++)
+    buf[i] = ((unsigned char)path[i] < 0x20 || path[i] == 0x7f) ? '?' : path[i];
+  buf[i] = 0;
+  return buf;
+}
+
+/* The core's path: OCCA_TOOLS_CORE, a file (a name without '/' is one in
+ * the current directory, as for any file, not a library searched for), or
+ * libocca_tools_core.so beside this library. */
+static int core_path(char *path, size_t size) {
   const char *env = getenv("OCCA_TOOLS_CORE");
+  int n;
   if (env && *env) {
-    snprintf(path, sizeof path, "%s", env);
+    n = snprintf(path, size, "%s%s", strchr(env, '/') ? "" : "./", env);
   } else {
     Dl_info info;
-    if (!dladdr((void *)load_core, &info) || !info.dli_fname) {
+    if (!dladdr((void *)core_path, &info) || !info.dli_fname) {
       ot_log(OT_LOG_ERROR, "cannot find where libocca_tools.so is; set OCCA_TOOLS_CORE");
       return -1;
     }
-    snprintf(path, sizeof path, "%s", info.dli_fname);
-    char *slash = strrchr(path, '/');
-    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
-    snprintf(path + dir, sizeof path - dir, "libocca_tools_core.so");
+    const char *slash = strrchr(info.dli_fname, '/');
+    int dir = slash ? (int)(slash - info.dli_fname) + 1 : 0;
+    n = snprintf(path, size, "%.*slibocca_tools_core.so", dir, info.dli_fname);
   }
+  if (n < 0 || (size_t)n >= size) {
+    ot_log(OT_LOG_ERROR, "the tracing core's path is longer than %zu bytes; running untraced",
+           size - 1);
+    return -1;
+  }
+  return 0;
+}
+
+static int load_core(void) {
+  char path[PATH_MAX], buf[256];
+  if (core_path(path, sizeof path) != 0)
+    return -1;
+  /* dlopen of a named pipe blocks until a writer comes; only a regular file
+   * is worth trying. */
+  struct stat st;
+  const char *why = NULL;
+  if (stat(path, &st) != 0)
+    why = strerror(errno);
+  else if (!S_ISREG(st.st_mode))
+    why = "not a regular file";
+  if (why) {
+    ot_log(OT_LOG_ERROR,
+           "cannot load the tracing core %s: %s; running untraced (OCCA_TOOLS_CORE must name "
+           "libocca_tools_core.so, or be unset)",
+           shown(path, buf, sizeof buf), why);
+    return -1;
+  }
+  /* The Go runtime gives every thread it makes the signal mask of the thread
+   * that starts it, which the core's initializer creates inside dlopen: with
+   * the asynchronous signals blocked here, exit signals land on application
+   * threads, never on the writer their handler waits for. Only here: the
+   * config is read afterwards, on this thread, where SIGINT and SIGTERM act
+   * as they would without tracing. */
+  sigset_t saved;
+  block_async_signals(&saved);
   core_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
   if (!core_handle) {
-    ot_log(OT_LOG_ERROR, "cannot load the tracing core %s: %s; running untraced", path,
-           dlerror());
+    ot_log(OT_LOG_ERROR, "cannot load the tracing core %s: %s; running untraced",
+           shown(path, buf, sizeof buf), dlerror());
     return -1;
   }
 #define SYM(field, name) *(void **)(&ot_core.field) = dlsym(core_handle, name)
@@ -471,7 +530,7 @@ static int load_core(void) {
       !ot_core.shutdown || !ot_core.log) {
     memset(&ot_core, 0, sizeof ot_core);
     ot_log(OT_LOG_ERROR, "%s is not a matching occa-tools core (missing exports); running untraced",
-           path);
+           shown(path, buf, sizeof buf));
     return -1;
   }
   return 0;
@@ -482,13 +541,6 @@ __attribute__((constructor)) static void ot_init(void) {
   if (!config || !*config)
     return;
   ot_cfg.log_level = OT_LOG_WARN;
-
-  sigset_t all, saved;
-  sigfillset(&all);
-  static const int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
-  for (size_t i = 0; i < sizeof sync_signals / sizeof sync_signals[0]; i++)
-    sigdelset(&all, sync_signals[i]);
-  pthread_sigmask(SIG_BLOCK, &all, &saved);
 
   ot_signals_snapshot();
   if (ot_strings_init() != 0 || load_core() != 0)
@@ -519,10 +571,11 @@ __attribute__((constructor)) static void ot_init(void) {
     sigaction(ot_cfg.toggle_signal, &sa, NULL);
   }
   pthread_atfork(before_fork, NULL, in_child);
+  /* The exit-signal handlers go in only now (settle), once the writer that
+   * their flush waits for runs. */
   ot_core.run();
 out:
   ot_signals_settle();
-  pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 /* A child's exit (fork() or the raw system call) leaves the state alone: a
