@@ -22,7 +22,7 @@ func (pr *Pairer) begin(e *trace.Event) error {
 	}
 	if e.Thread >= maxSlots {
 		pr.open[corr] = *e
-		return nil
+		return pr.spill()
 	}
 	if int(e.Thread) >= len(pr.slots) {
 		pr.slots = append(pr.slots, make([]slot, int(e.Thread)+1-len(pr.slots))...)
@@ -40,8 +40,45 @@ func (pr *Pairer) begin(e *trace.Event) error {
 		}
 	}
 	sl.e, sl.used = *e, true
+	return pr.spill()
+}
+
+// spill sends out the begins in pr.open as halves, in time order, when
+// there are more than MaxOpen: only a trace that lost ends by the million,
+// or a hostile one, has so many, and memory stays bounded. An end that
+// comes later for one of them is a half too.
+func (pr *Pairer) spill() error {
+	if len(pr.open) <= MaxOpen {
+		return nil
+	}
+	rest := make([]trace.Event, 0, len(pr.open))
+	for _, b := range pr.open {
+		rest = append(rest, b)
+	}
+	clear(pr.open)
+	return pr.halves(rest)
+}
+
+// halves sends out evs, begins or region pushes whose other half is not
+// in the trace, as halves in time order.
+func (pr *Pairer) halves(evs []trace.Event) error {
+	sortEvents(evs)
+	for i := range evs {
+		if err := pr.half(&evs[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// MaxOpen bounds the begins a Pairer holds waiting for their end, and
+// MaxDepth each thread's open user regions, OpenMP implicit tasks and
+// waits (stacks searched from the top: unbounded, they would cost time
+// too). Real traces stay far below.
+const (
+	MaxOpen  = 1 << 18
+	MaxDepth = 1 << 10
+)
 
 // takeBegin finds and removes the begin of kind k with correlation id corr,
 // looking first at the ending thread's slot, then the map, then every slot.

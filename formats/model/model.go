@@ -194,7 +194,14 @@ func (pr *Pairer) Add(e *trace.Event) error {
 	case trace.DeviceTime:
 		return pr.deviceTime(e)
 	case trace.RegionPush:
-		pr.regions[e.Thread] = append(pr.regions[e.Thread], *e)
+		st := pr.regions[e.Thread]
+		if len(st) == MaxDepth { // the outermost goes out as a half
+			if err := pr.half(&st[0]); err != nil {
+				return err
+			}
+			st = append(st[:0], st[1:]...)
+		}
+		pr.regions[e.Thread] = append(st, *e)
 		return nil
 	case trace.RegionPop:
 		st := pr.regions[e.Thread]
@@ -430,13 +437,10 @@ func (pr *Pairer) Flush() error {
 	for _, st := range pr.regions {
 		rest = append(rest, st...)
 	}
-	sortEvents(rest)
 	clear(pr.open)
 	clear(pr.regions)
-	for i := range rest {
-		if err := pr.half(&rest[i]); err != nil {
-			return err
-		}
+	if err := pr.halves(rest); err != nil {
+		return err
 	}
 	pr.ompReset()
 	return nil

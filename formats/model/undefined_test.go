@@ -91,3 +91,133 @@ func TestFlattenDeviceNames(t *testing.T) {
 		})
 	}
 }
+
+func newTestPairer(sink Sink) *Pairer {
+	return NewPairer(&Process{Header: tracetest.Header(), Dict: &trace.Dict{}}, sink)
+}
+
+func event(k trace.Kind, thread uint32, t int64, args ...uint64) *trace.Event {
+	e := &trace.Event{Kind: k, Thread: thread, Time: t}
+	copy(e.Args[:], args)
+	return e
+}
+
+// TestOpenBound begins more copies than a Pairer holds open, then ends
+// them all: the begins held past MaxOpen go out as halves, their ends
+// later as halves too, and the rest pair.
+func TestOpenBound(t *testing.T) {
+	const n = MaxOpen + 100
+	var beginHalves, endHalves, paired int
+	pr := newTestPairer(func(p *Process, r *Row) error {
+		switch {
+		case r.Dur != Unpaired:
+			paired++
+		case r.Start <= n:
+			beginHalves++
+		default:
+			endHalves++
+		}
+		return nil
+	})
+	for i := int64(1); i <= n; i++ {
+		if err := pr.Add(event(trace.CopyBegin, 0, i, uint64(i))); err != nil {
+			t.Fatal(err)
+		}
+		if len(pr.open) > MaxOpen {
+			t.Fatalf("%d begins open", len(pr.open))
+		}
+	}
+	for i := int64(1); i <= n; i++ {
+		if err := pr.Add(event(trace.CopyEnd, 0, n+i, uint64(i), 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The (MaxOpen+2)th begin put the thread's previous one in the map,
+	// the (MaxOpen+1)th there: all went out.
+	if want := MaxOpen + 1; beginHalves != want || endHalves != want || paired != n-want {
+		t.Errorf("%d begin halves, %d end halves, %d paired; want %d, %d, %d", beginHalves, endHalves, paired, want, want, n-want)
+	}
+}
+
+// TestDepthBound pushes more regions and begins more OpenMP implicit tasks
+// and waits on a thread than a Pairer keeps: the outermost regions go out
+// as halves at once, in push order, the rest at the end; the stacks stay
+// at MaxDepth.
+func TestDepthBound(t *testing.T) {
+	const extra = 5
+	var names []string
+	pr := newTestPairer(func(p *Process, r *Row) error {
+		if r.Kind == trace.RegionPush && r.Dur == Unpaired {
+			names = append(names, r.Name)
+		}
+		return nil
+	})
+	for i := uint64(1); i <= MaxDepth+extra; i++ {
+		for _, e := range []*trace.Event{
+			event(trace.RegionPush, 0, int64(i), i),
+			event(trace.OmpImplicitTaskBegin, 0, int64(i), 1<<20+i, 1, 0, 1, 0),
+			event(trace.OmpSyncWaitBegin, 0, int64(i), 1<<21+i, 1, 1, 1<<20+i),
+		} {
+			if err := pr.Add(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(names) != extra || names[0] != "string#1" || names[extra-1] != "string#5" {
+		t.Errorf("halves at once: %q, want string#1..5", names)
+	}
+	th := pr.omp.thread(0)
+	if len(pr.regions[0]) != MaxDepth || len(th.implicit) != MaxDepth || len(th.waits) != MaxDepth {
+		t.Errorf("stacks %d, %d, %d, want %d", len(pr.regions[0]), len(th.implicit), len(th.waits), MaxDepth)
+	}
+	if th.implicit[0].id != 1<<20+extra+1 {
+		t.Errorf("outermost implicit task kept: %d", th.implicit[0].id)
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != MaxDepth+extra {
+		t.Errorf("%d region halves, want %d", len(names), MaxDepth+extra)
+	}
+}
+
+// TestPendingOrderBound gives a Pairer task segments that each wait for
+// their task's creation, which then comes: the list of tasks with waiting
+// segments stays bounded, and every segment goes out with its creation.
+func TestPendingOrderBound(t *testing.T) {
+	const n = 3 * MaxPendingSegments
+	var segs, withCreate int
+	pr := newTestPairer(func(p *Process, r *Row) error {
+		if r.Kind == trace.OmpTaskSchedule {
+			segs++
+			if r.OMP.Created != 0 {
+				withCreate++
+			}
+		}
+		return nil
+	})
+	for i := uint64(1); i <= n; i++ {
+		ts := int64(3 * i)
+		for _, e := range []*trace.Event{
+			event(trace.OmpTaskSchedule, 0, ts, 0, TaskSwitch, i),
+			event(trace.OmpTaskSchedule, 0, ts+1, i, TaskComplete, 0),
+			event(trace.OmpTaskCreate, 0, ts+2, i, 0, 0, 0, 0),
+		} {
+			if err := pr.Add(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(pr.omp.order) > 2*MaxPendingSegments {
+			t.Fatalf("%d tasks listed", len(pr.omp.order))
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if segs != n || withCreate != n {
+		t.Errorf("%d segments, %d with their creation, want %d", segs, withCreate, n)
+	}
+}
