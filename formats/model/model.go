@@ -132,8 +132,8 @@ const DefaultWindow = 1 << 16
 // any thread); user regions pair per thread by stack. A finished launch
 // waits in a FIFO of at most Window launches for the DeviceTime event that
 // carries its correlation id; when the FIFO is full its oldest launch goes
-// out without device time, and a DeviceTime that finds no launch becomes a
-// row of its own (Kind DeviceTime, Start/Dur the device interval). Rows come
+// out without device time, and a DeviceTime that finds no launch (or one
+// that has its device time already) becomes a row of its own (Kind DeviceTime, Start/Dur the device interval). Rows come
 // out in the order they complete, not in time order.
 type Pairer struct {
 	P      *Process
@@ -399,7 +399,7 @@ func (pr *Pairer) deviceTime(e *trace.Event) error {
 	if start == 0 {
 		dur = end
 	}
-	if i, ok := pr.lookup(e.Args[0]); ok {
+	if i, ok := pr.lookup(e.Args[0]); ok && pr.ring[i].DevDur < 0 { // a second one is a row of its own
 		r := &pr.ring[i]
 		r.DevStart, r.DevDur = start, dur
 		return nil

@@ -221,3 +221,39 @@ func TestPendingOrderBound(t *testing.T) {
 		t.Errorf("%d segments, %d with their creation, want %d", segs, withCreate, n)
 	}
 }
+
+// TestDeviceTimeTwice gives a launch two device times, and a device time a
+// correlation id launched twice: the launch keeps its first device time
+// and the second becomes a row of its own, not lost; of a correlation id
+// launched twice, the later launch takes the device time.
+func TestDeviceTimeTwice(t *testing.T) {
+	var out bytes.Buffer
+	pr := newTestPairer(func(p *Process, r *Row) error { return Format(&out, p, r) })
+	m := int64(tracetest.MonoStart)
+	for _, e := range []*trace.Event{
+		event(trace.RunBegin, 0, m+10, 1, 0, 0, 0),
+		event(trace.RunEnd, 0, m+20, 1, 0),
+		event(trace.DeviceTime, 0, m+30, 1, uint64(m+11), uint64(m+19)),
+		event(trace.DeviceTime, 0, m+40, 1, uint64(m+12), uint64(m+18)),
+		event(trace.RunBegin, 0, m+50, 2, 0, 0, 0),
+		event(trace.RunEnd, 0, m+60, 2, 0),
+		event(trace.RunBegin, 0, m+70, 2, 0, 0, 0),
+		event(trace.RunEnd, 0, m+80, 2, 0),
+		event(trace.DeviceTime, 0, m+90, 2, uint64(m+71), uint64(m+79)),
+	} {
+		if err := pr.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := `rank=0 t0 device_time start=12 dur=6 corr=1 dev_start=12 dev_dur=6
+rank=0 t0 run start=10 dur=10 corr=1 dev_start=11 dev_dur=8
+rank=0 t0 run start=50 dur=10 corr=2
+rank=0 t0 run start=70 dur=10 corr=2 dev_start=71 dev_dur=8
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
