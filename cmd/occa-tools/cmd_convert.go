@@ -55,7 +55,7 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 tracks, with flows for task dependences and from launches
                 to their implicit tasks; device times whose launch is
                 not in the trace on a "device time (launch unknown)"
-                track. A track has at most 64 sibling lanes: slices
+                track. A track has at most 256 sibling lanes: slices
                 overlapping more are left out, counted on stderr.
                 Over 2 GiB the trace stays
                 split, one file per rank (events-rankNNNNN.perfetto-trace).

@@ -95,7 +95,7 @@ func TestConvertLeftOut(t *testing.T) {
 	if st := run([]string{"convert", "-to", "perfetto", "-o", out, in}, &Env{Stdout: &so, Stderr: &se}); st != 0 {
 		t.Fatalf("status %d: %s", st, se.String())
 	}
-	want := "occa-tools convert: " + in + ": 3 slices overlapped, without nesting, the slices of 64 lanes of their track and were left out of the Perfetto trace; -to csv or parquet keeps every row\n"
+	want := "occa-tools convert: " + in + ": 3 slices overlapped, without nesting, the slices of 256 lanes of their track and were left out of the Perfetto trace; -to csv or parquet keeps every row\n"
 	if se.String() != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", se.String(), want)
 	}

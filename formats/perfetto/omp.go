@@ -389,7 +389,7 @@ func (w *Writer) pickLane(ls *laneSet, start, end int64) *lane {
 // time, a track per slice). Real traces stay far below: a stream's
 // concurrent kernels, a thread's nested calls.
 const (
-	MaxLanes = 64
+	MaxLanes = 256
 	maxDepth = 256
 )
 
