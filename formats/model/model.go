@@ -337,11 +337,8 @@ var statusArg = func() (a [256]int8) {
 // waitIn is wait for the launch of begin b and end e, filled in its ring
 // slot instead of copied there, when there is a ring and no launch hook.
 func (pr *Pairer) waitIn(b, e *trace.Event) error {
-	if pr.ring == nil {
-		pr.ring = make([]Row, pr.Window)
-	}
 	if pr.n == len(pr.ring) {
-		if err := pr.pop(); err != nil { // frees the slot r goes to
+		if err := pr.makeRoom(); err != nil {
 			return err
 		}
 	}
@@ -367,11 +364,8 @@ func (pr *Pairer) wait(r *Row) error {
 	if pr.Window <= 0 {
 		return pr.emit(r)
 	}
-	if pr.ring == nil {
-		pr.ring = make([]Row, pr.Window)
-	}
 	if pr.n == len(pr.ring) {
-		if err := pr.pop(); err != nil { // frees the slot r goes to
+		if err := pr.makeRoom(); err != nil {
 			return err
 		}
 	}
@@ -379,6 +373,31 @@ func (pr *Pairer) wait(r *Row) error {
 	pr.ring[i] = *r
 	pr.n++
 	pr.index(r.Corr, i)
+	return nil
+}
+
+// makeRoom makes room in the full ring for one more launch: it grows the
+// ring while it is smaller than Window (a small trace does not pay for a
+// whole window), else sends out the oldest launch.
+func (pr *Pairer) makeRoom() error {
+	if len(pr.ring) == pr.Window {
+		return pr.pop() // frees the slot the next launch goes to
+	}
+	ring := make([]Row, min(max(2*len(pr.ring), 64), pr.Window))
+	old := len(pr.ring)
+	for k := range pr.n { // in order from index 0
+		ring[k] = pr.ring[(pr.head+k)%old]
+	}
+	for i := range pr.runs {
+		pr.runs[i].pos = (pr.runs[i].pos - pr.head + old) % old
+	}
+	pr.ring, pr.head = ring, 0
+	if pr.hashed {
+		pr.waiting = corrIndex{}
+		for k := range pr.n { // oldest first, so that a reused corr maps to the newest
+			pr.waiting.put(ring[k].Corr, int32(k))
+		}
+	}
 	return nil
 }
 
