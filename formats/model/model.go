@@ -142,6 +142,7 @@ type Pairer struct {
 
 	open    map[uint64]trace.Event // begins by corr, except each thread's latest
 	slots   []slot                 // each thread's latest begin, by thread index
+	inSlots int                    // slots used
 	regions map[uint32][]trace.Event
 	runs    []corrRun // the waiting launches' ids (see index)
 	hashed  bool      // runs gave up: waiting holds them
@@ -453,6 +454,7 @@ func (pr *Pairer) Flush() error {
 			pr.slots[i].used = false
 		}
 	}
+	pr.inSlots = 0
 	for _, st := range pr.regions {
 		rest = append(rest, st...)
 	}

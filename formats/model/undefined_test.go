@@ -257,3 +257,39 @@ rank=0 t0 run start=70 dur=10 corr=2 dev_start=71 dev_dur=8
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// TestCrossThreadEnds ends, on thread 0, copies begun on the last slotted
+// thread: all pair; that thread becomes shared after the first, its begins
+// kept in the map, so that later ends find them there instead of scanning
+// every thread's slot each (4096 slots per end).
+func TestCrossThreadEnds(t *testing.T) {
+	const n = 1000
+	var paired int
+	pr := newTestPairer(func(p *Process, r *Row) error {
+		if r.Dur == 5 && r.Kind == trace.CopyBegin {
+			paired++
+		}
+		return nil
+	})
+	const far = maxSlots - 1
+	for i := uint64(1); i <= n; i++ {
+		if err := pr.Add(event(trace.CopyBegin, far, int64(10*i), i)); err != nil {
+			t.Fatal(err)
+		}
+		if i > 1 && (pr.slots[far].used || len(pr.open) != 1) {
+			t.Fatalf("begin %d: in the slot %v, %d in the map", i, pr.slots[far].used, len(pr.open))
+		}
+		if err := pr.Add(event(trace.CopyEnd, 0, int64(10*i+5), i, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if !pr.slots[far].shared || pr.inSlots != 0 {
+			t.Fatalf("end %d: shared %v, %d slots used", i, pr.slots[far].shared, pr.inSlots)
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if paired != n {
+		t.Errorf("%d paired, want %d", paired, n)
+	}
+}
