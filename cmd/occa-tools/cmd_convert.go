@@ -53,7 +53,11 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 drops and triggers as instants; OpenMP regions, implicit
                 tasks, barriers, waits and task segments on the thread
                 tracks, with flows for task dependences and from launches
-                to their implicit tasks. Over 2 GiB the trace stays
+                to their implicit tasks; device times whose launch is
+                not in the trace on a "device time (launch unknown)"
+                track. A track has at most 256 sibling lanes: slices
+                overlapping more are left out, counted on stderr.
+                Over 2 GiB the trace stays
                 split, one file per rank (events-rankNNNNN.perfetto-trace).
   -to chrome    events-rankNNNNN.json, Chrome trace-event JSON for
                 chrome://tracing and ui.perfetto.dev: pid = rank, tid =
@@ -225,6 +229,10 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		if w != nil {
 			if cerr := w.Close(res); err == nil {
 				err = cerr
+			}
+			if lo, ok := w.(interface{ LeftOut() int64 }); ok && lo.LeftOut() > 0 {
+				fmt.Fprintf(env.Stderr, "occa-tools convert: %s: %d slices overlapped, without nesting, the slices of %d lanes of their track and were left out of the Perfetto trace; -to csv or parquet keeps every row\n",
+					paths[i], lo.LeftOut(), perfetto.MaxLanes)
 			}
 		}
 		return err

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/libocca/occa-tools/formats/perfetto"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
 func TestConvert(t *testing.T) {
@@ -56,5 +61,42 @@ func TestConvertCSV(t *testing.T) {
 		if string(b) != string(want) {
 			t.Errorf("%s differs from %s:\n%s", name, golden, b)
 		}
+	}
+}
+
+// TestConvertLeftOut converts to Perfetto a trace with more device times
+// that overlap without nesting than a track has lanes: convert succeeds
+// and says how many slices it left out, where, and what keeps them.
+func TestConvertLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.Batch(0)
+	const n = perfetto.MaxLanes + 3
+	for i := range n {
+		ts := int64(tracetest.MonoStart + i*1000)
+		if err := b.Add(trace.DeviceTime, ts, uint64(i+1), uint64(ts), uint64(ts+1e9)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "t.occatrace")
+	os.WriteFile(in, buf.Bytes(), 0o644)
+	out := filepath.Join(dir, "out")
+	var so, se strings.Builder
+	if st := run([]string{"convert", "-to", "perfetto", "-o", out, in}, &Env{Stdout: &so, Stderr: &se}); st != 0 {
+		t.Fatalf("status %d: %s", st, se.String())
+	}
+	want := "occa-tools convert: " + in + ": 3 slices overlapped, without nesting, the slices of 256 lanes of their track and were left out of the Perfetto trace; -to csv or parquet keeps every row\n"
+	if se.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", se.String(), want)
 	}
 }

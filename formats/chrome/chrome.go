@@ -21,7 +21,10 @@
 //   - A launch with device time gets a second "X" event, category "device",
 //     on a pseudo-thread per device: tid 1000000 + the device's object id,
 //     named "device N (CUDA:0)". A device time whose launch was not found
-//     (kind device_time) goes there too.
+//     (kind device_time: the launch's events were lost, or its correlation
+//     id was never launched) goes on tid 1000000, "device time (launch
+//     unknown)", at its device interval (at its event's time when it has
+//     only a duration).
 //   - Instants (markers, stream events, forks, triggers, drops) are thread
 //     instants ("ph":"i", "s":"t"), named by their name or kind. A drop's
 //     lost interval is in its args (lost_dur_us); a pair with one half
@@ -247,8 +250,12 @@ func (w *Writer) device(r *model.Row, name, cat string) error {
 	b = append(b, w.pid...)
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendUint(b, DeviceTID+r.Device, 10)
+	start := r.DevStart
+	if r.Kind == trace.DeviceTime { // Start is its device start, or its event's time when it has only a duration
+		start = r.Start
+	}
 	b = append(b, `,"ts":`...)
-	b = AppendMicros(b, w.p.WallTime(r.DevStart))
+	b = AppendMicros(b, w.p.WallTime(start))
 	b = append(b, `,"dur":`...)
 	b = AppendMicros(b, max(r.DevDur, 0))
 	b = append(b, `,"args":{"correlation_id":`...)
@@ -293,7 +300,11 @@ func (w *Writer) Close(res *model.Result) error {
 	}
 	slices.Sort(devices)
 	for _, d := range devices {
-		w.meta("thread_name", DeviceTID+int64(d), fmt.Sprintf("device %d (%s)", d, p.Dict.Device(d).Name()))
+		name := "device time (launch unknown)" // device times whose launch is not in the trace
+		if d != 0 {
+			name = fmt.Sprintf("device %d (%s)", d, p.Dict.Device(d).Name())
+		}
+		w.meta("thread_name", int64(DeviceTID+d), name)
 	}
 	info, err := json.Marshal(model.Info(p, res))
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -149,5 +150,45 @@ func TestAppendMicros(t *testing.T) {
 		if got := string(AppendMicros(nil, ns)); got != want {
 			t.Errorf("AppendMicros(%d) = %s, want %s", ns, got, want)
 		}
+	}
+}
+
+// TestUnmatchedDeviceTime writes device times whose launch is not in the
+// trace: on the "device time (launch unknown)" pseudo-thread, at their
+// device interval, or at their event's time when they have only a
+// duration (start 0; it was put at the epoch).
+func TestUnmatchedDeviceTime(t *testing.T) {
+	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	out := filepath.Join(t.TempDir(), "out.json")
+	w, err := Create(out, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := model.NewPairer(p, w.Add)
+	us := func(n int64) int64 { return tracetest.MonoStart + n*1000 }
+	for _, e := range []trace.Event{
+		{Kind: trace.DeviceTime, Time: us(21), Args: [trace.MaxArgs]uint64{99, uint64(us(14)), uint64(us(18))}},
+		{Kind: trace.DeviceTime, Time: us(30), Args: [trace.MaxArgs]uint64{96, 0, 2000}},
+	} {
+		if err := pr.Add(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	got := string(b[:bytes.Index(b, []byte("\n]"))])
+	want := `{"traceEvents":[
+{"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"rank 0 @ node7 (pid 4242)"}},
+{"ph":"M","name":"process_sort_index","pid":0,"tid":0,"args":{"sort_index":0}},
+{"ph":"X","name":"device_time","cat":"device_time","pid":0,"tid":1000000,"ts":1767225600000014.000,"dur":4.000,"args":{"correlation_id":99}},
+{"ph":"X","name":"device_time","cat":"device_time","pid":0,"tid":1000000,"ts":1767225600000030.000,"dur":2.000,"args":{"correlation_id":96}},
+{"ph":"M","name":"thread_name","pid":0,"tid":1000000,"args":{"name":"device time (launch unknown)"}}`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

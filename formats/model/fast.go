@@ -3,10 +3,15 @@ package model
 import "github.com/libocca/occa-tools/formats/trace"
 
 // slot holds a thread's latest begin: most ends follow their begin on the
-// same thread, so they pair without a map.
+// same thread, so they pair without a map. A thread one of whose begins
+// was looked for by an end on another thread is shared: its begins go to
+// the map from then on, so that an end that misses its own thread's slot
+// scans the slots at most once per thread (Pairer.inSlots) instead of at
+// every such end.
 type slot struct {
-	e    trace.Event
-	used bool
+	e      trace.Event
+	used   bool
+	shared bool
 }
 
 const maxSlots = 1 << 12 // threads beyond this use the map only
@@ -22,16 +27,21 @@ func (pr *Pairer) begin(e *trace.Event) error {
 	}
 	if e.Thread >= maxSlots {
 		pr.open[corr] = *e
-		return nil
+		return pr.spill()
 	}
 	if int(e.Thread) >= len(pr.slots) {
 		pr.slots = append(pr.slots, make([]slot, int(e.Thread)+1-len(pr.slots))...)
 	}
 	sl := &pr.slots[e.Thread]
+	if sl.shared {
+		pr.open[corr] = *e
+		return pr.spill()
+	}
 	if sl.used {
 		if sl.e.Args[0] == corr { // the same corr twice on a thread: the first lost its end
 			old := sl.e
 			sl.used = false
+			pr.inSlots--
 			if err := pr.half(&old); err != nil {
 				return err
 			}
@@ -39,19 +49,65 @@ func (pr *Pairer) begin(e *trace.Event) error {
 			pr.open[sl.e.Args[0]] = sl.e
 		}
 	}
+	if !sl.used {
+		pr.inSlots++
+	}
 	sl.e, sl.used = *e, true
+	return pr.spill()
+}
+
+// spill sends out the begins in pr.open as halves, in time order, when
+// there are more than MaxOpen: only a trace that lost ends by the million,
+// or a hostile one, has so many, and memory stays bounded. An end that
+// comes later for one of them is a half too.
+func (pr *Pairer) spill() error {
+	if len(pr.open) <= MaxOpen {
+		return nil
+	}
+	rest := make([]trace.Event, 0, len(pr.open))
+	for _, b := range pr.open {
+		rest = append(rest, b)
+	}
+	clear(pr.open)
+	return pr.halves(rest)
+}
+
+// halves sends out evs, begins or region pushes whose other half is not
+// in the trace, as halves in time order.
+func (pr *Pairer) halves(evs []trace.Event) error {
+	sortEvents(evs)
+	for i := range evs {
+		if err := pr.half(&evs[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// MaxOpen bounds the begins a Pairer holds waiting for their end, and
+// MaxDepth each thread's open user regions, OpenMP implicit tasks and
+// waits (stacks searched from the top: unbounded, they would cost time
+// too). Real traces stay far below.
+const (
+	MaxOpen  = 1 << 18
+	MaxDepth = 1 << 10
+)
 
 // takeBegin finds and removes the begin of kind k with correlation id corr,
 // looking first at the ending thread's slot, then the map, then every slot.
 // It returns nil when there is none, else the begin where it was held,
 // valid until the next begin or takeBegin.
 func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) *trace.Event {
+	own := 0
 	if int(thread) < len(pr.slots) {
-		if sl := &pr.slots[thread]; sl.used && sl.e.Args[0] == corr && sl.e.Kind == k {
+		sl := &pr.slots[thread]
+		if sl.used && sl.e.Args[0] == corr && sl.e.Kind == k {
 			sl.used = false
+			pr.inSlots--
 			return &sl.e
+		}
+		if sl.used {
+			own = 1
 		}
 	}
 	if b, ok := pr.open[corr]; ok && b.Kind == k {
@@ -59,13 +115,26 @@ func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) *trace.Eve
 		pr.taken = b
 		return &pr.taken
 	}
+	if pr.inSlots == own {
+		return nil
+	}
+	// Other threads' slots: each used one becomes shared, its begin moved
+	// to the map, the one looked for taken.
+	var found *trace.Event
 	for i := range pr.slots {
-		if sl := &pr.slots[i]; sl.used && sl.e.Args[0] == corr && sl.e.Kind == k {
-			sl.used = false
-			return &sl.e
+		sl := &pr.slots[i]
+		if !sl.used || i == int(thread) {
+			continue
+		}
+		sl.used, sl.shared = false, true
+		pr.inSlots--
+		if found == nil && sl.e.Args[0] == corr && sl.e.Kind == k {
+			found = &sl.e
+		} else {
+			pr.open[sl.e.Args[0]] = sl.e
 		}
 	}
-	return nil
+	return found
 }
 
 func (pr *Pairer) kernelName(id uint64) string {

@@ -132,8 +132,8 @@ const DefaultWindow = 1 << 16
 // any thread); user regions pair per thread by stack. A finished launch
 // waits in a FIFO of at most Window launches for the DeviceTime event that
 // carries its correlation id; when the FIFO is full its oldest launch goes
-// out without device time, and a DeviceTime that finds no launch becomes a
-// row of its own (Kind DeviceTime, Start/Dur the device interval). Rows come
+// out without device time, and a DeviceTime that finds no launch (or one
+// that has its device time already) becomes a row of its own (Kind DeviceTime, Start/Dur the device interval). Rows come
 // out in the order they complete, not in time order.
 type Pairer struct {
 	P      *Process
@@ -142,6 +142,7 @@ type Pairer struct {
 
 	open    map[uint64]trace.Event // begins by corr, except each thread's latest
 	slots   []slot                 // each thread's latest begin, by thread index
+	inSlots int                    // slots used
 	regions map[uint32][]trace.Event
 	runs    []corrRun // the waiting launches' ids (see index)
 	hashed  bool      // runs gave up: waiting holds them
@@ -194,7 +195,14 @@ func (pr *Pairer) Add(e *trace.Event) error {
 	case trace.DeviceTime:
 		return pr.deviceTime(e)
 	case trace.RegionPush:
-		pr.regions[e.Thread] = append(pr.regions[e.Thread], *e)
+		st := pr.regions[e.Thread]
+		if len(st) == MaxDepth { // the outermost goes out as a half
+			if err := pr.half(&st[0]); err != nil {
+				return err
+			}
+			st = append(st[:0], st[1:]...)
+		}
+		pr.regions[e.Thread] = append(st, *e)
 		return nil
 	case trace.RegionPop:
 		st := pr.regions[e.Thread]
@@ -330,11 +338,8 @@ var statusArg = func() (a [256]int8) {
 // waitIn is wait for the launch of begin b and end e, filled in its ring
 // slot instead of copied there, when there is a ring and no launch hook.
 func (pr *Pairer) waitIn(b, e *trace.Event) error {
-	if pr.ring == nil {
-		pr.ring = make([]Row, pr.Window)
-	}
 	if pr.n == len(pr.ring) {
-		if err := pr.pop(); err != nil { // frees the slot r goes to
+		if err := pr.makeRoom(); err != nil {
 			return err
 		}
 	}
@@ -360,11 +365,8 @@ func (pr *Pairer) wait(r *Row) error {
 	if pr.Window <= 0 {
 		return pr.emit(r)
 	}
-	if pr.ring == nil {
-		pr.ring = make([]Row, pr.Window)
-	}
 	if pr.n == len(pr.ring) {
-		if err := pr.pop(); err != nil { // frees the slot r goes to
+		if err := pr.makeRoom(); err != nil {
 			return err
 		}
 	}
@@ -372,6 +374,31 @@ func (pr *Pairer) wait(r *Row) error {
 	pr.ring[i] = *r
 	pr.n++
 	pr.index(r.Corr, i)
+	return nil
+}
+
+// makeRoom makes room in the full ring for one more launch: it grows the
+// ring while it is smaller than Window (a small trace does not pay for a
+// whole window), else sends out the oldest launch.
+func (pr *Pairer) makeRoom() error {
+	if len(pr.ring) == pr.Window {
+		return pr.pop() // frees the slot the next launch goes to
+	}
+	ring := make([]Row, min(max(2*len(pr.ring), 64), pr.Window))
+	old := len(pr.ring)
+	for k := range pr.n { // in order from index 0
+		ring[k] = pr.ring[(pr.head+k)%old]
+	}
+	for i := range pr.runs {
+		pr.runs[i].pos = (pr.runs[i].pos - pr.head + old) % old
+	}
+	pr.ring, pr.head = ring, 0
+	if pr.hashed {
+		pr.waiting = corrIndex{}
+		for k := range pr.n { // oldest first, so that a reused corr maps to the newest
+			pr.waiting.put(ring[k].Corr, int32(k))
+		}
+	}
 	return nil
 }
 
@@ -392,7 +419,7 @@ func (pr *Pairer) deviceTime(e *trace.Event) error {
 	if start == 0 {
 		dur = end
 	}
-	if i, ok := pr.lookup(e.Args[0]); ok {
+	if i, ok := pr.lookup(e.Args[0]); ok && pr.ring[i].DevDur < 0 { // a second one is a row of its own
 		r := &pr.ring[i]
 		r.DevStart, r.DevDur = start, dur
 		return nil
@@ -427,16 +454,14 @@ func (pr *Pairer) Flush() error {
 			pr.slots[i].used = false
 		}
 	}
+	pr.inSlots = 0
 	for _, st := range pr.regions {
 		rest = append(rest, st...)
 	}
-	sortEvents(rest)
 	clear(pr.open)
 	clear(pr.regions)
-	for i := range rest {
-		if err := pr.half(&rest[i]); err != nil {
-			return err
-		}
+	if err := pr.halves(rest); err != nil {
+		return err
 	}
 	pr.ompReset()
 	return nil

@@ -289,10 +289,14 @@ func TestWaitIndex(t *testing.T) {
 					}
 					tm++
 					pr.Add(&trace.Event{Kind: trace.DeviceTime, Time: tm, Args: [trace.MaxArgs]uint64{dc, uint64(tm), uint64(tm + 1)}})
+					// The newest launch with that id takes it, unless it
+					// has one already.
 					found := false
 					for k := len(fifo) - 1; k >= 0; k-- {
 						if fifo[k].corr == dc {
-							fifo[k].dev, found = tm, true
+							if fifo[k].dev == 0 {
+								fifo[k].dev, found = tm, true
+							}
 							break
 						}
 					}

@@ -70,6 +70,12 @@ type OMP struct {
 // their task's creation is read.
 const MaxPendingSegments = 1 << 16
 
+// MaxTasks bounds the created tasks a Pairer remembers until their
+// completion. Past it (tasks created and never completed, by the million)
+// it forgets them all: their later segments go out as those of a task
+// whose creation is not in the trace.
+const MaxTasks = 1 << 20
+
 // Values of omp_task_schedule's prior_status (OMPT's ompt_task_status_t).
 const (
 	TaskComplete     = 1
@@ -250,12 +256,18 @@ func (pr *Pairer) ompBegin(e *trace.Event) error {
 		ev.Args[5] = pr.launchKernel(a[4], e.Thread)
 		if e.Kind == trace.OmpImplicitTaskBegin {
 			th := o.thread(e.Thread)
+			if len(th.implicit) == MaxDepth { // forget the outermost
+				th.implicit = append(th.implicit[:0], th.implicit[1:]...)
+			}
 			th.implicit = append(th.implicit, ompFrame{id: a[0], parallel: a[1], num: uint32(a[2]), team: uint32(a[3]),
 				launch: a[4], kernel: ev.Args[5]})
 		}
 		return pr.begin(&ev)
 	case trace.OmpSyncWaitBegin:
 		th := o.thread(e.Thread)
+		if len(th.waits) == MaxDepth {
+			th.waits = append(th.waits[:0], th.waits[1:]...)
+		}
 		th.waits = append(th.waits, ompWait{id: a[0]})
 	}
 	return pr.begin(e)
@@ -335,6 +347,9 @@ func (pr *Pairer) ompInstant(e *trace.Event) error {
 	case trace.OmpTaskCreate:
 		k := pr.launchKernel(a[4], e.Thread)
 		t := &ompTask{parent: a[1], flags: a[2], launch: a[4], kernel: k, created: e.Time, hasDeps: a[3] != 0}
+		if len(o.tasks) >= MaxTasks {
+			clear(o.tasks)
+		}
 		o.tasks[a[0]] = t
 		t.fill(r, m)
 		if err := pr.emit(r); err != nil {
@@ -409,6 +424,15 @@ func (pr *Pairer) segment(th *ompThread, thread uint32, end int64, status uint64
 	t := o.tasks[s.task]
 	if t == nil {
 		if _, ok := o.pending[s.task]; !ok {
+			if len(o.order) >= 2*MaxPendingSegments { // keep each pending task's first entry only
+				seen := make(map[uint64]bool, len(o.pending))
+				o.order = slices.DeleteFunc(o.order, func(t uint64) bool {
+					_, ok := o.pending[t]
+					drop := !ok || seen[t]
+					seen[t] = true
+					return drop
+				})
+			}
 			o.order = append(o.order, s.task)
 		}
 		o.pending[s.task] = append(o.pending[s.task], pendingSeg{*r, *m})

@@ -47,14 +47,25 @@ var Columns = []string{"rank", "host", "pid", "thread", "tid", "kind", "name", "
 // Flattener turns rows of one process into Records, caching names.
 type Flattener struct {
 	p       *Process
-	devices map[uint64]string
+	devices map[uint64]devName
 	tids    map[uint32]int64
 	kinds   map[trace.Kind]string
 }
 
+// devName is a device's name as cached by a Flattener; known is false while
+// the device's def has not been read.
+type devName struct {
+	name  string
+	known bool
+}
+
+// maxCached bounds each of a Flattener's caches: a trace may reference any
+// number of ids.
+const maxCached = 1 << 12
+
 // NewFlattener returns a Flattener for p.
 func NewFlattener(p *Process) *Flattener {
-	return &Flattener{p: p, devices: map[uint64]string{}, tids: map[uint32]int64{}, kinds: map[trace.Kind]string{}}
+	return &Flattener{p: p, devices: map[uint64]devName{}, tids: map[uint32]int64{}, kinds: map[trace.Kind]string{}}
 }
 
 // Flatten fills rec from r. Times become unix ns (FORMAT.md §2, the epoch).
@@ -72,23 +83,23 @@ func (f *Flattener) Flatten(rec *Record, r *Row) {
 	rec.Kind = k
 	if r.Device != 0 {
 		d, ok := f.devices[r.Device]
-		if !ok || d[0] == '#' {
-			info := p.Dict.Device(r.Device)
-			d = info.Name()
-			if !info.Known {
-				d = "#" + d // look again later: its def may come
+		if !ok || !d.known { // look again: its def may have come since
+			if len(f.devices) >= maxCached {
+				clear(f.devices)
 			}
+			info := p.Dict.Device(r.Device)
+			d = devName{info.Name(), info.Known}
 			f.devices[r.Device] = d
 		}
-		if d[0] == '#' {
-			d = d[1:]
-		}
-		rec.Device = d
+		rec.Device = d.name
 	}
 	tid, ok := f.tids[r.Thread]
 	if !ok {
 		tid = int64(p.Dict.Thread(uint64(r.Thread)).TID)
 		if tid != 0 {
+			if len(f.tids) >= maxCached {
+				clear(f.tids)
+			}
 			f.tids[r.Thread] = tid
 		}
 	}

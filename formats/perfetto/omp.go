@@ -309,6 +309,12 @@ func (w *Writer) writeOMP(r *model.Row) {
 				o.started[m.Task] = true
 				ts := p.WallTime(r.Start)
 				l := w.pickLane(w.thread(r.Thread).lanes, ts, ts+r.Dur)
+				if l == nil { // left out, and so are its flows
+					if m.Completed {
+						delete(o.started, m.Task)
+					}
+					return
+				}
 				o.deferred = append(o.deferred, deferredSlice{start: ts, end: ts + r.Dur, track: l.uuid, name: name,
 					task: m.Task, parent: m.Parent, launch: m.Launch, status: r.Status})
 				if first {
@@ -333,6 +339,9 @@ func (w *Writer) writeOMP(r *model.Row) {
 	}
 	ts := p.WallTime(r.Start)
 	l := w.pickLane(w.thread(r.Thread).lanes, ts, ts+r.Dur)
+	if l == nil {
+		return
+	}
 	var terms []uint64
 	if term != 0 {
 		o.term[0] = term
@@ -347,7 +356,9 @@ func (w *Writer) ompInstant(r *model.Row, name uint64, ann []kv) {
 }
 
 // pickLane returns the first lane of ls where [start, end) nests (a new
-// lane when none), and pushes the interval on it.
+// lane when none), and pushes the interval on it. A lane set holds at most
+// MaxLanes lanes and a lane at most maxDepth open slices: an interval that
+// fits none gets nil and is left out of the trace, counted in w.leftOut.
 func (w *Writer) pickLane(ls *laneSet, start, end int64) *lane {
 	i := 0
 	for ; i < len(ls.lanes); i++ {
@@ -355,11 +366,15 @@ func (w *Writer) pickLane(ls *laneSet, start, end int64) *lane {
 		for len(l.stack) > 0 && l.stack[len(l.stack)-1] <= start {
 			l.stack = l.stack[:len(l.stack)-1]
 		}
-		if n := len(l.stack); n == 0 || l.stack[n-1] >= end {
+		if n := len(l.stack); n == 0 || l.stack[n-1] >= end && n < maxDepth {
 			break
 		}
 	}
 	if i == len(ls.lanes) {
+		if i == MaxLanes {
+			w.leftOut++
+			return nil
+		}
 		u := w.named(ls.parent, ls.name+" #"+strconv.Itoa(i+1), 1000+i)
 		ls.lanes = append(ls.lanes, lane{uuid: u})
 	}
@@ -367,6 +382,16 @@ func (w *Writer) pickLane(ls *laneSet, start, end int64) *lane {
 	l.stack = append(l.stack, end)
 	return l
 }
+
+// MaxLanes and maxDepth bound a lane set: slices that overlap without
+// nesting, as a damaged or hostile trace may have by the thousand, would
+// otherwise each open a track and make each pick scan them all (quadratic
+// time, a track per slice). Real traces stay far below: a stream's
+// concurrent kernels, a thread's nested calls.
+const (
+	MaxLanes = 256
+	maxDepth = 256
+)
 
 // ompEvent writes a track event through placeholders: name 0 for none,
 // flows leaving, one terminating flow (0 none) and debug annotations

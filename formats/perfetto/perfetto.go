@@ -16,14 +16,21 @@
 //     on the thread tracks, with flows for task dependences and from a
 //     launch to its implicit tasks (omp.go). Traces without OpenMP rows
 //     pay a nil check per row for them.
+//   - device times whose launch is not in the trace (its events lost, or
+//     a correlation id never launched) as slices named "kernel" on the
+//     process's "device time (launch unknown)" track, at their device
+//     interval (at the device_time event when it has only a duration).
 //
 // Slices on one track must nest; a slice that would overlap without
-// nesting goes on a sibling lane track ("name #2"), so nothing is dropped
-// or mis-nested. Lanes are assigned in start order: rows pass through a
-// bounded reorder buffer (ReorderRows). Event names and debug annotation
-// names are interned; track uuids are small (seq<<10 | n) so that a slice
-// packet is a few bytes besides its timestamp. Times are unix ns (the
-// trace's default clock): ranks on different nodes line up.
+// nesting goes on a sibling lane track ("name #2"), so nothing is
+// mis-nested. A track has at most MaxLanes lanes: a slice that fits none
+// (only a damaged or hostile trace has so many overlaps) is left out and
+// counted (Writer.LeftOut), which convert reports. Lanes are assigned in
+// start order: rows pass through a bounded reorder buffer (ReorderRows).
+// Event names and debug annotation names are interned; track uuids are
+// small (seq<<10 | n) so that a slice packet is a few bytes besides its
+// timestamp. Times are unix ns (the trace's default clock): ranks on
+// different nodes line up.
 //
 // Add only copies the row into a batch (and, every ReorderRows/2 rows,
 // sorts the new rows' keys); a goroutine per writer merges them into start
@@ -147,6 +154,9 @@ type Writer struct {
 	last0 []held // the reader's last sorted set, merged at the end
 	last  int64  // start of the last row released
 	late  int64  // rows released out of start order
+	// leftOut counts slices that fit no lane (pickLane): written by the
+	// worker, read after Close.
+	leftOut int64
 
 	out       []byte
 	newNames  []internedName
@@ -260,9 +270,9 @@ func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
 		w.pid = int64(seq)
 	}
 	for i := 0; i < chunks; i++ {
-		w.free <- &batch{rows: make([]model.Row, 0, batchRows)}
+		w.free <- &batch{}
 	}
-	w.cur = <-w.free
+	w.cur = w.take()
 	w.proc = w.newUUID()
 	// The first packet clears the incremental state (the interned names).
 	w.packet(enc(nil).uint(fPktSeqID, uint64(seq)).uint(fPktSeqFlags, seqIncrementalClr).uint(fPktFirstOnSeq, 1))
@@ -316,9 +326,19 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 			w.sortNew(b, false)
 		}
 		w.work <- b
-		w.cur = <-w.free
+		w.cur = w.take()
 	}
 	return nil
+}
+
+// take returns a free batch. A batch gets its rows on first use, so that a
+// small trace does not pay for the whole ring.
+func (w *Writer) take() *batch {
+	b := <-w.free
+	if b.rows == nil {
+		b.rows = make([]model.Row, 0, batchRows)
+	}
+	return b
 }
 
 // sortNew sorts the rows that arrived since the last sorted set, on the
@@ -896,6 +916,9 @@ func (w *Writer) instant(ts int64, typ, track, name uint64, counter int64) {
 func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term uint64, r *model.Row) {
 	end := start + max(dur, 0)
 	l := w.pickLane(ls, start, end)
+	if l == nil {
+		return
+	}
 	var dir string
 	if r != nil { // intern the annotation names before the packet
 		if r.Corr != 0 {
@@ -1146,6 +1169,11 @@ func (w *Writer) write(r *model.Row) {
 // Late returns the rows that came out of start order (more than
 // ReorderRows late); their lanes may be chosen badly. Valid after Close.
 func (w *Writer) Late() int64 { return w.late }
+
+// LeftOut returns the slices left out of the trace because they overlapped,
+// without nesting, the slices of MaxLanes lanes of their track, or lay
+// maxDepth deep (see pickLane). Valid after Close.
+func (w *Writer) LeftOut() int64 { return w.leftOut }
 
 // Close writes what is held and finishes the file.
 func (w *Writer) Close(*model.Result) error {

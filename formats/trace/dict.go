@@ -23,9 +23,11 @@ type DeviceInfo struct {
 	Properties string
 }
 
-// Name returns "Mode:Index", "Mode" when Index is -1, or "device#ID".
+// Name returns "Mode:Index", "Mode" when Index is negative, or "device#ID"
+// when the device has no def or its def no mode (a runtime that never saw
+// the device's setup).
 func (d DeviceInfo) Name() string {
-	if !d.Known {
+	if !d.Known || d.Mode == "" {
 		return "device#" + strconv.FormatUint(d.ID, 10)
 	}
 	if d.Index < 0 {

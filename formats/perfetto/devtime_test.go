@@ -1,0 +1,134 @@
+package perfetto
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+// writeTrace writes one thread's events, with tracetest's defs, to a file.
+func writeTrace(t testing.TB, evs []trace.Event) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteDefs(tracetest.Defs()); err != nil {
+		t.Fatal(err)
+	}
+	b := w.Batch(0)
+	for i := range evs {
+		err := b.AddEvent(&evs[i])
+		if err == trace.ErrBatchFull {
+			if err = w.WriteBatch(b); err == nil {
+				err = b.AddEvent(&evs[i])
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "t.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func ev(k trace.Kind, us int64, args ...uint64) trace.Event {
+	e := trace.Event{Kind: k, Time: tracetest.MonoStart + us*1000}
+	copy(e.Args[:], args)
+	return e
+}
+
+func at(us int64) uint64 { return uint64(tracetest.MonoStart + us*1000) }
+
+// TestUnmatchedDeviceTime checks what becomes of device times whose
+// launch is not in the trace (its events lost, or a correlation id the
+// runtime never launched): each is a slice named "kernel" on the process's
+// "device time (launch unknown)" track, at its device interval, or at the
+// event's time when it has only a duration (start 0); overlapping ones go
+// on sibling lanes. A device time that does match a launch stays with it.
+func TestUnmatchedDeviceTime(t *testing.T) {
+	path := writeTrace(t, []trace.Event{
+		ev(trace.RunBegin, 10, 1, 1, 1, 0),
+		ev(trace.RunEnd, 12, 1, trace.StatusOK),
+		ev(trace.DeviceTime, 20, 1, at(11), at(13)),  // its launch's
+		ev(trace.DeviceTime, 21, 99, at(14), at(18)), // corr 99 never launched
+		ev(trace.DeviceTime, 22, 98, at(16), at(19)), // overlaps 99 without nesting
+		ev(trace.DeviceTime, 23, 97, at(15), at(17)), // nests in 99
+		ev(trace.DeviceTime, 30, 96, 0, 2000),        // a duration only: at the event's time
+	})
+	d := decode(t, convertFile(t, path))
+	// Times are ns from the launch's start.
+	want := `track "current stream"
+  axpy [1000, 3000) flows-in=1
+track "device CUDA:0"
+track "device time (launch unknown)"
+  kernel [4000, 8000)
+    kernel [5000, 7000)
+  kernel [20000, 22000)
+track "device time (launch unknown) #2"
+  kernel [6000, 9000)
+track "main (tid 4242)"
+  run axpy [0, 2000) corr=1 flows-out=1
+track "rank 3 (node7, pid 4242)"
+`
+	if got := d.dump(t); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestLeftOut gives the Perfetto writer more device times that overlap
+// without nesting than a track has lanes: the first MaxLanes get a lane
+// each, the rest are left out and counted, and convert says so.
+func TestLeftOut(t *testing.T) {
+	const extra = 5
+	var evs []trace.Event
+	for i := range MaxLanes + extra {
+		us := int64(10 + i)
+		evs = append(evs, ev(trace.DeviceTime, us, uint64(100+i), at(us), at(us+1000)))
+	}
+	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	var w *Writer
+	_, err := model.Read(writeTrace(t, evs), 0, model.Options{Window: PairWindow, Open: func(p *model.Process) error {
+		var err error
+		w, err = Create(out, p, 1)
+		return err
+	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.LeftOut() != extra {
+		t.Errorf("%d slices left out, want %d", w.LeftOut(), extra)
+	}
+	b, _ := os.ReadFile(out)
+	d := decode(t, b)
+	n := 0
+	for _, ss := range d.slices(t) {
+		n += len(ss)
+	}
+	if n != MaxLanes {
+		t.Errorf("%d slices written, want %d", n, MaxLanes)
+	}
+	if !bytes.Contains(b, []byte(fmt.Sprintf("device time (launch unknown) #%d", MaxLanes))) ||
+		bytes.Contains(b, []byte(fmt.Sprintf("device time (launch unknown) #%d", MaxLanes+1))) {
+		t.Errorf("not %d lanes", MaxLanes)
+	}
+}
