@@ -271,16 +271,22 @@ func (l *Loop) writeSpans() {
 	out := l.ready[:0]
 	for _, s := range l.spans {
 		b := l.batchFor(s.Thread)
-		_, err := decodeSpan(s.Data, l.clock, func(k trace.Kind, t int64, args []uint64) {
+		r := rawReader{data: s.Data}
+		for {
+			k, ticks, args, ok := r.next()
+			if !ok {
+				break
+			}
+			t := toNanos(l.clock, k, ticks, args)
 			if b.Add(k, t, args...) == trace.ErrBatchFull {
 				out = append(out, b)
 				b = l.batchFor(s.Thread)
 				b.Add(k, t, args...)
 			}
-		})
-		if err != nil && !l.decodeErrLog {
+		}
+		if r.err != nil && !l.decodeErrLog {
 			l.decodeErrLog = true
-			l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
+			l.opt.Log.Error().Err(r.err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
 		}
 		out = append(out, b)
 		l.floor[s.Thread] = b.Last()
