@@ -2,7 +2,6 @@ package writer
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,7 +46,9 @@ type Loop struct {
 
 	floor     map[uint32]int64 // per thread: time of its last event written
 	free      []*trace.Batch   // batches to reuse
-	ready     []*trace.Batch   // a cycle's batches, in span order
+	jobs      chan *encodeJob  // to the encoder goroutines (started at the first batch)
+	inflight  []*encodeJob     // submitted, in write order
+	idleJobs  []*encodeJob
 	tool      *trace.Batch     // the tool's own events (thread 0)
 	spans     []Span
 	defBuf    []byte
@@ -263,12 +264,14 @@ func (l *Loop) writeDefs(tryOnly bool) {
 }
 
 // writeSpans decodes the cycle's spans in order into batches (one thread's
-// batches carry its time floor from one to the next), compresses them on up
-// to l.opt.Encoders goroutines, and writes them in span order.
+// batches carry its time floor from one to the next) and streams them: each
+// batch goes to the encoders as soon as it is full or its span ends, and is
+// written, in span order, as soon as it and those before it are compressed.
+// The file thus lags the cycle by at most the batches in flight, never by a
+// whole cycle's compression.
 func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
-	out := l.ready[:0]
 	for _, s := range l.spans {
 		b := l.batchFor(s.Thread)
 		r := rawReader{data: s.Data}
@@ -279,7 +282,7 @@ func (l *Loop) writeSpans() {
 			}
 			t := toNanos(l.clock, k, ticks, args)
 			if b.Add(k, t, args...) == trace.ErrBatchFull {
-				out = append(out, b)
+				l.submit(b)
 				b = l.batchFor(s.Thread)
 				b.Add(k, t, args...)
 			}
@@ -288,22 +291,12 @@ func (l *Loop) writeSpans() {
 			l.decodeErrLog = true
 			l.opt.Log.Error().Err(r.err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
 		}
-		out = append(out, b)
 		l.floor[s.Thread] = b.Last()
 		l.h.Release(s) // the records are copied: the buffer can be reused now
+		l.submit(b)
 	}
 	l.spans = l.spans[:0]
-	l.encode(out)
-	for _, b := range out {
-		n := b.Len()
-		err := l.tw.WriteEncoded(b)
-		if err != nil {
-			b.Reset()
-		}
-		l.check(err, uint64(n))
-		l.free = append(l.free, b)
-	}
-	l.ready = out[:0]
+	l.drain(0)
 }
 
 // batchFor takes a pooled batch for thread, starting at its floor.
@@ -319,27 +312,87 @@ func (l *Loop) batchFor(thread uint32) *trace.Batch {
 	return b
 }
 
-// encode compresses the batches, in parallel when there are several.
-func (l *Loop) encode(batches []*trace.Batch) {
-	workers := min(l.opt.Encoders, len(batches))
-	if workers <= 1 {
-		for _, b := range batches {
-			l.tw.EncodeBatch(b) // an error comes back again from WriteEncoded
-		}
+// encodeJob is a batch handed to the encoder goroutines; done says it is
+// compressed.
+type encodeJob struct {
+	b    *trace.Batch
+	done chan struct{}
+}
+
+// submit compresses b and writes it after the batches submitted before it:
+// on this goroutine with one encoder, else on the encoder goroutines, with
+// at most Encoders batches in flight so that writing follows compression
+// closely.
+func (l *Loop) submit(b *trace.Batch) {
+	if l.opt.Encoders <= 1 {
+		l.tw.EncodeBatch(b) // an error comes back again from WriteEncoded
+		l.writeEncoded(b)
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(batches); i = int(next.Add(1) - 1) {
-				l.tw.EncodeBatch(batches[i])
-			}
-		}()
+	if l.jobs == nil {
+		l.jobs = make(chan *encodeJob, l.opt.Encoders)
+		for w := 0; w < l.opt.Encoders; w++ {
+			go func(jobs <-chan *encodeJob) {
+				for j := range jobs {
+					l.tw.EncodeBatch(j.b)
+					j.done <- struct{}{}
+				}
+			}(l.jobs)
+		}
 	}
-	wg.Wait()
+	var j *encodeJob
+	if n := len(l.idleJobs); n > 0 {
+		j, l.idleJobs = l.idleJobs[n-1], l.idleJobs[:n-1]
+	} else {
+		j = &encodeJob{done: make(chan struct{}, 1)}
+	}
+	j.b = b
+	l.inflight = append(l.inflight, j)
+	l.jobs <- j
+	l.drain(l.opt.Encoders)
+}
+
+// drain writes the compressed batches at the head of the queue, waiting
+// for them while more than keep are in flight.
+func (l *Loop) drain(keep int) {
+	for len(l.inflight) > 0 {
+		j := l.inflight[0]
+		if len(l.inflight) > keep {
+			<-j.done
+		} else {
+			select {
+			case <-j.done:
+			default:
+				return
+			}
+		}
+		l.inflight = l.inflight[1:]
+		l.writeEncoded(j.b)
+		j.b = nil
+		l.idleJobs = append(l.idleJobs, j)
+	}
+	l.inflight = l.inflight[:0]
+}
+
+// writeEncoded writes a compressed batch, counts what a failed write lost,
+// and keeps the batch for reuse.
+func (l *Loop) writeEncoded(b *trace.Batch) {
+	n := b.Len()
+	err := l.tw.WriteEncoded(b)
+	if err != nil {
+		b.Reset()
+	}
+	l.check(err, uint64(n))
+	l.free = append(l.free, b)
+}
+
+// stopEncoders ends the encoder goroutines once nothing is in flight.
+func (l *Loop) stopEncoders() {
+	l.drain(0)
+	if l.jobs != nil {
+		close(l.jobs)
+		l.jobs = nil
+	}
 }
 
 func (l *Loop) writeBatch(b *trace.Batch) {
@@ -492,6 +545,7 @@ func (l *Loop) finish(fromSignal bool) {
 	if err != nil {
 		l.opt.Log.Error().Err(err).Str("trace", l.opt.Path).Msg("closing the trace failed; it lacks its final stats")
 	}
+	l.stopEncoders()
 	l.report(s)
 }
 

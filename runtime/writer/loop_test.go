@@ -201,3 +201,52 @@ func TestLoopTimeWindowOpenAtStart(t *testing.T) {
 		t.Errorf("%d trigger events", tw.Stats().Events[trace.Trigger])
 	}
 }
+
+// chunkLog is the trace file: at each chunk written it notes how many spans
+// the writer had released (decoded) by then.
+type chunkLog struct {
+	h        *fakeHost
+	released []int
+}
+
+func (c *chunkLog) Write(p []byte) (int, error) {
+	c.h.mu.Lock()
+	c.released = append(c.released, len(c.h.released))
+	c.h.mu.Unlock()
+	return len(p), nil
+}
+
+// A backlog of full buffers is streamed: the first events chunk reaches the
+// file after the first span, or with two encoders after at most the three
+// spans in flight, not after the whole cycle has been compressed, and every
+// span's events follow in order.
+func TestLoopStreamsABacklog(t *testing.T) {
+	const spans = 12
+	for _, encoders := range []int{1, 2} {
+		h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
+		for i := uint64(0); i < spans; i++ {
+			data := rawRecord(20_000+i*10, trace.Marker, i+1)
+			h.full = append(h.full, Span{Data: data, Thread: 1, Slot: uint32(i), Full: true})
+		}
+		out := &chunkLog{h: h}
+		tw, err := trace.NewWriter(out, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1},
+			trace.WithConcurrency(encoders))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.released = nil // the file header
+		l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Encoders: encoders})
+		l.cycle(false, false)
+		if len(out.released) != spans {
+			t.Fatalf("encoders %d: %d chunks written, want %d (one per span)", encoders, len(out.released), spans)
+		}
+		if first := out.released[0]; first > encoders+1 {
+			t.Errorf("encoders %d: the first chunk was written after %d of %d spans were decoded, want <= %d",
+				encoders, first, spans, encoders+1)
+		}
+		if got := tw.Stats().Events[trace.Marker]; got != spans {
+			t.Errorf("encoders %d: %d markers written, want %d", encoders, got, spans)
+		}
+		l.stopEncoders()
+	}
+}
