@@ -49,7 +49,7 @@ type Loop struct {
 	jobs      chan *encodeJob  // to the encoder goroutines (started at the first batch)
 	inflight  []*encodeJob     // submitted, in write order
 	idleJobs  []*encodeJob
-	tool      *trace.Batch     // the tool's own events (thread 0)
+	tool      *trace.Batch // the tool's own events (thread 0)
 	spans     []Span
 	defBuf    []byte
 	defs      []trace.Def
