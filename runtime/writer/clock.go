@@ -1,6 +1,9 @@
 package writer
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Clock converts raw ticks (TSC, or CLOCK_MONOTONIC ns when the TSC is not
 // used) to CLOCK_MONOTONIC nanoseconds. It is piecewise linear through sync
@@ -131,4 +134,40 @@ func interpolate(a, b syncPoint, ticks uint64) int64 {
 	}
 	q, _ := bits.Div64(hi, lo, dt)
 	return a.mono - int64(q)
+}
+
+// Ticks is the inverse of Nanos on the last segment's line: the ticks at
+// which the clock reads mono (an edge to compare raw ticks against).
+// Saturates at 0 and at the largest uint64.
+func (c *Clock) Ticks(mono int64) uint64 {
+	n := len(c.points)
+	if c.identity || n == 0 {
+		return uint64(max(mono, 0))
+	}
+	b := c.points[n-1]
+	if n == 1 { // no rate yet: one tick a nanosecond
+		if mono >= b.mono {
+			return b.ticks + uint64(mono-b.mono)
+		}
+		return b.ticks - min(b.ticks, uint64(b.mono-mono))
+	}
+	a := c.points[n-2]
+	dt, dm := b.ticks-a.ticks, uint64(b.mono-a.mono)
+	if mono >= b.mono {
+		hi, lo := bits.Mul64(uint64(mono-b.mono), dt)
+		if hi >= dm {
+			return math.MaxUint64
+		}
+		q, _ := bits.Div64(hi, lo, dm)
+		if q > math.MaxUint64-b.ticks {
+			return math.MaxUint64
+		}
+		return b.ticks + q
+	}
+	hi, lo := bits.Mul64(uint64(b.mono-mono), dt)
+	if hi >= dm {
+		return 0
+	}
+	q, _ := bits.Div64(hi, lo, dm)
+	return b.ticks - min(b.ticks, q)
 }

@@ -58,8 +58,9 @@ type Loop struct {
 	nextFlush time.Time
 	done      uint64
 
-	windowNext []time.Time // per time window: next open/close time (zero = none)
-	windowOpen []bool
+	twin      []timeWindow
+	lastTicks uint64 // the last sync point
+	lastMono  int64
 
 	toggles         uint64
 	toggleRecording bool // recording after the last toggle seen
@@ -99,31 +100,20 @@ func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 	if l.opt.FlushTimeout <= 0 {
 		l.opt.FlushTimeout = 5 * time.Second
 	}
-	for _, w := range opt.TimeWindows {
-		l.windowNext = append(l.windowNext, opt.Start.Add(w.Delay))
-		l.windowOpen = append(l.windowOpen, false)
-	}
 	ticks, mono := h.SyncPoint()
 	l.addSync(ticks, mono)
+	l.lastTicks, l.lastMono = ticks, mono
+	l.initTimeWindows(mono)
 	l.lastSync = time.Now()
 	l.nextFlush = time.Now().Add(l.opt.FlushInterval)
 	return l
 }
 
-// Start opens the time windows that have no delay (open from the start:
-// no Trigger event, as in filters.Machine) and runs the loop in a goroutine.
-// The C side calls it once its gate is set up, before the application runs.
+// Start sets the time windows' thresholds and runs the loop in a
+// goroutine. The C side calls it once its gate is set up, before the
+// application runs.
 func (l *Loop) Start() {
-	for i, w := range l.opt.TimeWindows {
-		if w.Delay <= 0 {
-			l.windowOpen[i] = true
-			l.h.WindowSet(w.Index, true)
-			l.windowNext[i] = time.Time{}
-			if w.Duration > 0 {
-				l.windowNext[i] = l.opt.Start.Add(w.Duration)
-			}
-		}
-	}
+	l.startTimeWindows()
 	go l.Run()
 }
 
@@ -132,9 +122,7 @@ func (l *Loop) Start() {
 func (l *Loop) Run() {
 	defer close(l.finished)
 	for {
-		now := time.Now()
-		l.fireTimeWindows(now)
-		wake := l.h.Wait(l.nextWake(now))
+		wake := l.h.Wait(l.nextWake(time.Now()))
 		req := l.h.FlushRequested()             // what this cycle will have flushed
 		fromSignal := l.h.FinalRequested() != 0 // read after req: see Host
 		if fromSignal || l.shutdown.Load() {
@@ -144,8 +132,7 @@ func (l *Loop) Run() {
 			l.h.FlushDone(req)
 			return
 		}
-		now = time.Now()
-		l.fireTimeWindows(now)
+		now := time.Now()
 		periodic := wake == WakeFlush || !now.Before(l.nextFlush)
 		l.cycle(periodic, wake == WakeFlush)
 		if periodic {
@@ -174,10 +161,8 @@ func (l *Loop) Shutdown() {
 
 func (l *Loop) nextWake(now time.Time) time.Duration {
 	next := l.nextFlush
-	for _, t := range l.windowNext {
-		if !t.IsZero() && t.Before(next) {
-			next = t
-		}
+	if t := l.nextEdge(); !t.IsZero() && t.Before(next) {
+		next = t
 	}
 	d := next.Sub(now)
 	if d < time.Millisecond {
@@ -192,6 +177,7 @@ func (l *Loop) cycle(periodic, tryDefs bool) {
 	l.collect(periodic)
 	l.writeDefs(tryDefs)
 	l.writeSpans()
+	l.timeWindows()
 	l.countSignalToggles()
 	l.writeTool()
 	if periodic {
@@ -424,6 +410,7 @@ func (l *Loop) check(err error, events uint64) {
 func (l *Loop) syncNow() {
 	ticks, mono := l.h.SyncPoint()
 	l.addSync(ticks, mono)
+	l.lastTicks, l.lastMono = ticks, mono
 	l.lastSync = time.Now()
 }
 
@@ -449,34 +436,6 @@ func (l *Loop) now() int64 {
 }
 
 func (l *Loop) writeTool() { l.writeBatch(l.tool) }
-
-func (l *Loop) fireTimeWindows(now time.Time) {
-	for i, w := range l.opt.TimeWindows {
-		at := l.windowNext[i]
-		if at.IsZero() || now.Before(at) {
-			continue
-		}
-		// The open is stamped before the gate opens and the close after it
-		// shuts, so every event recorded in the window lies between them
-		// even if this goroutine is preempted in between.
-		if !l.windowOpen[i] {
-			l.windowOpen[i] = true
-			stamp := l.now()
-			l.h.WindowSet(w.Index, true)
-			l.toolEvent(trace.Trigger, stamp, uint64(w.Index), trace.TriggerOpen, trace.CauseTime)
-			if w.Duration > 0 {
-				l.windowNext[i] = at.Add(w.Duration)
-			} else {
-				l.windowNext[i] = time.Time{}
-			}
-		} else {
-			l.windowOpen[i] = false
-			l.h.WindowSet(w.Index, false)
-			l.toolEvent(trace.Trigger, l.now(), uint64(w.Index), trace.TriggerClose, trace.CauseTime)
-			l.windowNext[i] = time.Time{}
-		}
-	}
-}
 
 // countSignalToggles turns each toggle signal delivery into a Trigger: the
 // handler only flips the gate and logs it, since it may not record into a
