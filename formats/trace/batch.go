@@ -127,15 +127,14 @@ func (b *Batch) add(k Kind, t int64, args []uint64) error {
 	}
 	ki := &b.tab[k]
 	prev := &b.prev[k]
+	// prev keeps every argument: the correlation and time slots are never
+	// compared, and the others are equal to it when same stays true.
 	same := ki.hasRef
 	for j, v := range args {
-		if v != prev[j] {
-			switch ki.types[j] {
-			case ArgCorr, ArgTime:
-			default:
-				same = false
-			}
+		if v != prev[j] && ki.types[j] != ArgCorr && ki.types[j] != ArgTime {
+			same = false
 		}
+		prev[j] = v
 	}
 	buf := b.raw[:cap(b.raw)]
 	h := len(b.raw)
@@ -168,8 +167,6 @@ func (b *Batch) add(k Kind, t int64, args []uint64) error {
 	}
 	if same {
 		head |= flagS
-	} else {
-		copy(prev[:], args)
 	}
 	buf[h] = head
 	b.raw = buf[:i]

@@ -14,6 +14,7 @@ static inline void h_set_clock(const ot_host_t *h, int tsc) { h->set_clock(tsc);
 static inline void h_sync_point(const ot_host_t *h, uint64_t *t, int64_t *m) { h->sync_point(t, m); }
 static inline void h_counters(const ot_host_t *h, ot_counters_t *c) { h->counters(c); }
 static inline void h_window_set(const ot_host_t *h, uint32_t w, int open) { h->window_set(w, open); }
+static inline void h_window_time(const ot_host_t *h, uint32_t w, uint64_t from, uint64_t to) { h->window_time(w, from, to); }
 static inline void h_budget_exhausted(const ot_host_t *h) { h->budget_exhausted(); }
 static inline uint64_t h_request_flush(const ot_host_t *h) { return h->request_flush(); }
 static inline uint64_t h_flush_requested(const ot_host_t *h) { return h->flush_requested(); }
@@ -143,6 +144,10 @@ func (c cHost) WindowSet(w int, open bool) {
 		o = 1
 	}
 	C.h_window_set(c.h, C.uint32_t(w), o)
+}
+
+func (c cHost) WindowTime(w int, from, to uint64) {
+	C.h_window_time(c.h, C.uint32_t(w), C.uint64_t(from), C.uint64_t(to))
 }
 
 func (c cHost) BudgetExhausted()       { C.h_budget_exhausted(c.h) }

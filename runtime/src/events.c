@@ -45,7 +45,7 @@ static inline void call_clear(occa_tools_call_t *call) {
 
 /* Should a begin or instant of kind be recorded now? Takes from the budget. */
 static inline int want(ot_thread *t, unsigned kind, int selected) {
-  return selected && ot_recording() && ot_kind_on(kind) && ot_budget_take(t);
+  return selected && ot_kind_on(kind) && ot_recording_event() && ot_budget_take(t);
 }
 
 /* Records a begin with its correlation id first; returns REC or LOST for

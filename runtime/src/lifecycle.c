@@ -418,6 +418,7 @@ static const ot_host_t host = {
     .sync_point = ot_sync_point,
     .counters = ot_host_counters,
     .window_set = ot_window_set,
+    .window_time = ot_window_time,
     .budget_exhausted = host_budget_exhausted,
     .request_flush = ot_flush_request,
     .flush_requested = ot_host_flush_requested,

@@ -29,7 +29,7 @@ static inline int in_state(void) { return atomic_load_explicit(&ot_state, memory
 
 /* Would an event of kind be recorded now? */
 static inline int want(ot_thread *t, unsigned kind) {
-  return ot_recording() && ot_kind_on(kind) && ot_budget_take(t);
+  return ot_kind_on(kind) && ot_recording_event() && ot_budget_take(t);
 }
 
 /* The OCCA launch the thread is working for: its innermost implicit task's,

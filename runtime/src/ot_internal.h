@@ -138,8 +138,13 @@ typedef struct ot_host {
   /* Reads the tick clock and CLOCK_MONOTONIC as one pair. */
   void (*sync_point)(uint64_t *ticks, int64_t *mono_ns);
   void (*counters)(ot_counters_t *out);
-  /* Time windows and the byte budget are driven from Go. */
+  /* Time windows and the byte budget are driven from Go. A time window is
+   * open for the events whose own ticks lie in [from_ticks, to_ticks)
+   * (window_time, which the writer may refine while both are ahead); once
+   * both edges have passed, window_set retires its thresholds, holding the
+   * window open (open = 1, no end) or shut for good. */
   void (*window_set)(uint32_t window, int open);
+  void (*window_time)(uint32_t window, uint64_t from_ticks, uint64_t to_ticks);
   void (*budget_exhausted)(void);
   /* The flush sequence: requested by C (signal, occa_tools_flush), done when
    * the writer stores the sequence it finished. */

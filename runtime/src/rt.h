@@ -43,7 +43,10 @@ enum {
   OT_PAUSED_API = 1u << 0,
   OT_PAUSED_SIGNAL = 1u << 1,
   OT_PAUSED_BUDGET = 1u << 2,
-  OT_PAUSED_STOPPED = 1u << 3 /* shutdown or fatal output error */
+  OT_PAUSED_STOPPED = 1u << 3, /* shutdown or fatal output error */
+  /* Not a pause: time windows have edges ahead, so whether recording is on
+   * depends on each event's own ticks (ot_recording_timed). */
+  OT_GATE_TIMED = 1u << 4
 };
 OT_HIDDEN extern _Atomic uint64_t ot_gate;
 OT_HIDDEN extern _Atomic uint64_t ot_kinds; /* enabled event kinds */
@@ -52,9 +55,27 @@ OT_HIDDEN extern _Atomic uint32_t ot_epoch; /* bumped when kernel tags change */
 OT_HIDDEN extern ot_settings_t ot_cfg;
 OT_HIDDEN extern ot_core_api_t ot_core;
 
+OT_HIDDEN int ot_recording_timed(uint64_t gate, int for_event);
+/* The ticks an event decided on by ot_recording_timed is stamped with
+ * (ot_emit takes them), so that its time window membership is decided by
+ * its own timestamp; 0 when none. */
+OT_HIDDEN extern OT_TLS uint64_t ot_decided_ticks;
+
 static inline int ot_recording(void) {
   uint64_t g = atomic_load_explicit(&ot_gate, memory_order_relaxed);
-  return (uint32_t)g == 0 && (g >> 32) != 0;
+  if (OT_LIKELY((uint32_t)g == 0))
+    return (g >> 32) != 0;
+  return OT_UNLIKELY((uint32_t)g == OT_GATE_TIMED) && ot_recording_timed(g, 0);
+}
+
+/* ot_recording for an event that is recorded next on this thread when it
+ * says yes (and its kind is on): a time window's decision then fixes the
+ * event's ticks. */
+static inline int ot_recording_event(void) {
+  uint64_t g = atomic_load_explicit(&ot_gate, memory_order_relaxed);
+  if (OT_LIKELY((uint32_t)g == 0))
+    return (g >> 32) != 0;
+  return OT_UNLIKELY((uint32_t)g == OT_GATE_TIMED) && ot_recording_timed(g, 1);
 }
 
 static inline int ot_kind_on(unsigned kind) {
@@ -242,11 +263,21 @@ static inline int ot_emit_at(ot_thread *t, unsigned kind, unsigned nargs, const 
   return 1;
 }
 
+static inline uint64_t ot_event_ticks(void) {
+  uint64_t t = ot_decided_ticks;
+  if (OT_LIKELY(t == 0))
+    return ot_ticks();
+  ot_decided_ticks = 0;
+  return t;
+}
+
 static inline int ot_emit(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args) {
   uint64_t *r = ot_reserve(t, 2 + nargs);
-  if (OT_UNLIKELY(r == NULL))
+  if (OT_UNLIKELY(r == NULL)) {
+    ot_decided_ticks = 0; /* dropped: not for the next event */
     return 0;
-  r[0] = ot_ticks();
+  }
+  r[0] = ot_event_ticks();
   r[1] = (uint64_t)kind | ((uint64_t)nargs << 8);
   for (unsigned i = 0; i < nargs; i++)
     r[2 + i] = args[i];
@@ -347,6 +378,7 @@ OT_HIDDEN uint32_t ot_count_launch(ot_thread *t, uint32_t mask);
 OT_HIDDEN void ot_close_windows(ot_thread *t, uint32_t mask, unsigned cause);
 OT_HIDDEN uint16_t ot_region_enter(ot_thread *t, uint32_t mask);
 OT_HIDDEN void ot_window_set(uint32_t w, int open);
+OT_HIDDEN void ot_window_time(uint32_t w, uint64_t from_ticks, uint64_t to_ticks);
 /* Takes one event from the budget; 0 when it is spent. */
 OT_HIDDEN int ot_budget_take_slow(ot_thread *t);
 static inline int ot_budget_take(ot_thread *t) {

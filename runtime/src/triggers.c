@@ -3,7 +3,15 @@
  *
  * ot_gate packs why recording is paused (low 32 bits, OT_PAUSED_*) and how
  * many windows are open (high 32 bits). With no windows configured the count
- * starts at 1 and never moves, so "recording" is one load and two compares. */
+ * starts at 1 and never moves, so "recording" is one load and two compares.
+ *
+ * Time windows are decided by each event's own ticks, not by when a timer
+ * ran: while any has an edge ahead the gate carries OT_GATE_TIMED, and
+ * ot_recording_timed compares the ticks it reads (which the event is then
+ * stamped with) against the thresholds the writer set (window_time). Once a
+ * window's edges have passed, the writer retires it (window_set): open for
+ * good joins the count, shut for good drops out, and the last retirement
+ * clears OT_GATE_TIMED. */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -16,6 +24,12 @@ int ot_budget_on;
 static _Atomic uint64_t win_count[OT_MAX_WINDOWS];  /* matching launches / region pushes */
 static _Atomic int64_t win_inside[OT_MAX_WINDOWS];  /* region windows: open instances */
 static _Atomic uint32_t win_open[OT_MAX_WINDOWS];   /* 1 while the window holds the gate */
+static _Atomic uint64_t win_from[OT_MAX_WINDOWS];  /* time windows: [from, to) in ticks */
+static _Atomic uint64_t win_to[OT_MAX_WINDOWS];
+static _Atomic uint32_t win_retired[OT_MAX_WINDOWS];
+static _Atomic uint32_t timed_left; /* time windows not retired yet */
+static uint32_t timed[OT_MAX_WINDOWS], ntimed;
+OT_TLS uint64_t ot_decided_ticks;
 static _Atomic int64_t budget_left;
 static _Atomic int budget_spent;
 
@@ -24,6 +38,20 @@ void ot_triggers_init(void) {
   uint64_t g = ot_nwindows ? 0 : 1ull << 32;
   if (ot_cfg.start_paused)
     g |= OT_PAUSED_API;
+  ntimed = 0;
+  for (uint32_t w = 0; w < ot_nwindows; w++) {
+    if (ot_cfg.windows[w].kind != OT_WINDOW_TIME)
+      continue;
+    /* Shut until the writer sets its thresholds (before the application
+     * runs: the core's start). */
+    atomic_store(&win_from[w], UINT64_MAX);
+    atomic_store(&win_to[w], UINT64_MAX);
+    atomic_store(&win_retired[w], 0);
+    timed[ntimed++] = w;
+  }
+  atomic_store(&timed_left, ntimed);
+  if (ntimed)
+    g |= OT_GATE_TIMED;
   atomic_store(&ot_gate, g);
   ot_budget_on = ot_cfg.budget_events != 0;
   atomic_store(&budget_left, (int64_t)ot_cfg.budget_events);
@@ -49,8 +77,45 @@ static int window_flip(uint32_t w, int open) {
 }
 
 void ot_window_set(uint32_t w, int open) {
-  if (w < ot_nwindows)
+  if (w >= ot_nwindows)
+    return;
+  if (ot_cfg.windows[w].kind != OT_WINDOW_TIME) {
     window_flip(w, open);
+    return;
+  }
+  /* Retire a time window: hold its state in the count (open for good), then
+   * drop its thresholds, so that no moment sees it neither way. */
+  if (atomic_exchange(&win_retired[w], 1))
+    return; /* retired already */
+  if (open)
+    window_flip(w, 1);
+  atomic_store(&win_from[w], UINT64_MAX);
+  atomic_store(&win_to[w], UINT64_MAX);
+  if (atomic_fetch_sub(&timed_left, 1) == 1)
+    atomic_fetch_and(&ot_gate, ~(uint64_t)OT_GATE_TIMED);
+}
+
+void ot_window_time(uint32_t w, uint64_t from_ticks, uint64_t to_ticks) {
+  if (w >= ot_nwindows || ot_cfg.windows[w].kind != OT_WINDOW_TIME || from_ticks > to_ticks)
+    return;
+  /* Widen first, then narrow: a reader between the stores sees either
+   * window or a wider one only while both edges are ahead (the writer
+   * refines only then), so no event is decided by a mix. */
+  atomic_store(&win_to[w], to_ticks);
+  atomic_store(&win_from[w], from_ticks);
+}
+
+int ot_recording_timed(uint64_t gate, int for_event) {
+  uint64_t now = ot_ticks();
+  int open = (gate >> 32) != 0;
+  for (uint32_t i = 0; i < ntimed && !open; i++) {
+    uint32_t w = timed[i];
+    open = now >= atomic_load_explicit(&win_from[w], memory_order_relaxed) &&
+           now < atomic_load_explicit(&win_to[w], memory_order_relaxed);
+  }
+  if (open && for_event)
+    ot_decided_ticks = now;
+  return open;
 }
 
 uint32_t ot_count_launch(ot_thread *t, uint32_t mask) {
@@ -109,8 +174,10 @@ void ot_pause(uint32_t reason, int paused) {
  * configured. */
 int ot_budget_take_slow(ot_thread *t) {
   int64_t left = atomic_fetch_sub_explicit(&budget_left, 1, memory_order_relaxed);
-  if (left <= 0)
+  if (left <= 0) {
+    ot_decided_ticks = 0; /* not recorded: not for the next event */
     return 0;
+  }
   if (left == 1) { /* this is the last event the budget allows */
     ot_pause(OT_PAUSED_BUDGET, 1);
     ot_trigger_event(t, OT_NO_WINDOW, OT_TRIGGER_BUDGET, OT_CAUSE_BUDGET);

@@ -1,6 +1,9 @@
 package writer
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Clock converts raw ticks (TSC, or CLOCK_MONOTONIC ns when the TSC is not
 // used) to CLOCK_MONOTONIC nanoseconds. It is piecewise linear through sync
@@ -11,6 +14,18 @@ import "math/bits"
 type Clock struct {
 	identity bool
 	points   []syncPoint // increasing ticks; the oldest are dropped past maxPoints
+	seg      segment     // the segment of the last conversion, for the next
+}
+
+// segment is the line through a and the next point in fixed point: ticks
+// a.ticks+x (0 <= x < span) map to a.mono + x*q + x*frac/2^64, rounded down,
+// which is interpolate's exact result unless the fraction's low word carries
+// (then Nanos takes the exact path). A conversion is then two
+// multiplications instead of a 128-bit division.
+type segment struct {
+	a       syncPoint
+	span    uint64 // 0: no segment cached
+	q, frac uint64
 }
 
 type syncPoint struct {
@@ -42,6 +57,7 @@ func (c *Clock) Add(ticks uint64, mono int64) {
 		c.points = c.points[:maxPoints/2]
 	}
 	c.points = append(c.points, syncPoint{ticks, mono})
+	c.seg.span = 0 // the last segment changed
 }
 
 // Points returns the sync points held (oldest first).
@@ -52,6 +68,19 @@ func (c *Clock) Nanos(ticks uint64) int64 {
 	if c.identity {
 		return int64(ticks)
 	}
+	// Records come in runs from one thread's buffer: consecutive ticks
+	// mostly fall in the segment of the previous conversion.
+	s := &c.seg
+	if x := ticks - s.a.ticks; ticks >= s.a.ticks && x < s.span {
+		hi, lo := bits.Mul64(x, s.frac)
+		if lo+x >= lo {
+			return s.a.mono + int64(x*s.q+hi)
+		}
+	}
+	return c.nanosSlow(ticks)
+}
+
+func (c *Clock) nanosSlow(ticks uint64) int64 {
 	n := len(c.points)
 	switch n {
 	case 0:
@@ -66,7 +95,24 @@ func (c *Clock) Nanos(ticks uint64) int64 {
 		i--
 	}
 	a, b := c.points[i-1], c.points[i]
+	c.cache(a, b, i == n-1)
 	return interpolate(a, b, ticks)
+}
+
+// cache makes the segment from a to b the fast path's; the last segment
+// also serves ticks up to one segment's length past b (the last slope).
+func (c *Clock) cache(a, b syncPoint, last bool) {
+	dt, dm := b.ticks-a.ticks, uint64(b.mono-a.mono)
+	span := dt
+	if last && dt < 1<<62 {
+		span = 2 * dt
+	}
+	if dm >= 1<<62 || span > (1<<62)/(dm/dt+1) { // x*q could overflow
+		c.seg.span = 0
+		return
+	}
+	frac, _ := bits.Div64(dm%dt, 0, dt)
+	c.seg = segment{a: a, span: span, q: dm / dt, frac: frac}
 }
 
 // interpolate evaluates the line through a and b at ticks with 128-bit
@@ -88,4 +134,40 @@ func interpolate(a, b syncPoint, ticks uint64) int64 {
 	}
 	q, _ := bits.Div64(hi, lo, dt)
 	return a.mono - int64(q)
+}
+
+// Ticks is the inverse of Nanos on the last segment's line: the ticks at
+// which the clock reads mono (an edge to compare raw ticks against).
+// Saturates at 0 and at the largest uint64.
+func (c *Clock) Ticks(mono int64) uint64 {
+	n := len(c.points)
+	if c.identity || n == 0 {
+		return uint64(max(mono, 0))
+	}
+	b := c.points[n-1]
+	if n == 1 { // no rate yet: one tick a nanosecond
+		if mono >= b.mono {
+			return b.ticks + uint64(mono-b.mono)
+		}
+		return b.ticks - min(b.ticks, uint64(b.mono-mono))
+	}
+	a := c.points[n-2]
+	dt, dm := b.ticks-a.ticks, uint64(b.mono-a.mono)
+	if mono >= b.mono {
+		hi, lo := bits.Mul64(uint64(mono-b.mono), dt)
+		if hi >= dm {
+			return math.MaxUint64
+		}
+		q, _ := bits.Div64(hi, lo, dm)
+		if q > math.MaxUint64-b.ticks {
+			return math.MaxUint64
+		}
+		return b.ticks + q
+	}
+	hi, lo := bits.Mul64(uint64(b.mono-mono), dt)
+	if hi >= dm {
+		return 0
+	}
+	q, _ := bits.Div64(hi, lo, dm)
+	return b.ticks - min(b.ticks, q)
 }

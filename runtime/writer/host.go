@@ -58,6 +58,10 @@ type Host interface {
 	// SignalToggle is the i-th toggle delivery (0-based): its ticks and
 	// whether recording was on after it; ok is false when it was lost.
 	SignalToggle(i uint64) (ticks uint64, recording, ok bool)
+	// WindowTime sets a time window's thresholds: it is open for the events
+	// whose ticks lie in [from, to). WindowSet retires it once both edges
+	// have passed: open for good, or shut.
+	WindowTime(window int, from, to uint64)
 	WindowSet(window int, open bool)
 	BudgetExhausted()
 	RequestFlush() uint64

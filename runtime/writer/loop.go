@@ -2,7 +2,6 @@ package writer
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,8 +46,10 @@ type Loop struct {
 
 	floor     map[uint32]int64 // per thread: time of its last event written
 	free      []*trace.Batch   // batches to reuse
-	ready     []*trace.Batch   // a cycle's batches, in span order
-	tool      *trace.Batch     // the tool's own events (thread 0)
+	jobs      chan *encodeJob  // to the encoder goroutines (started at the first batch)
+	inflight  []*encodeJob     // submitted, in write order
+	idleJobs  []*encodeJob
+	tool      *trace.Batch // the tool's own events (thread 0)
 	spans     []Span
 	defBuf    []byte
 	defs      []trace.Def
@@ -57,8 +58,9 @@ type Loop struct {
 	nextFlush time.Time
 	done      uint64
 
-	windowNext []time.Time // per time window: next open/close time (zero = none)
-	windowOpen []bool
+	twin      []timeWindow
+	lastTicks uint64 // the last sync point
+	lastMono  int64
 
 	toggles         uint64
 	toggleRecording bool // recording after the last toggle seen
@@ -98,31 +100,20 @@ func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 	if l.opt.FlushTimeout <= 0 {
 		l.opt.FlushTimeout = 5 * time.Second
 	}
-	for _, w := range opt.TimeWindows {
-		l.windowNext = append(l.windowNext, opt.Start.Add(w.Delay))
-		l.windowOpen = append(l.windowOpen, false)
-	}
 	ticks, mono := h.SyncPoint()
 	l.addSync(ticks, mono)
+	l.lastTicks, l.lastMono = ticks, mono
+	l.initTimeWindows(mono)
 	l.lastSync = time.Now()
 	l.nextFlush = time.Now().Add(l.opt.FlushInterval)
 	return l
 }
 
-// Start opens the time windows that have no delay (open from the start:
-// no Trigger event, as in filters.Machine) and runs the loop in a goroutine.
-// The C side calls it once its gate is set up, before the application runs.
+// Start sets the time windows' thresholds and runs the loop in a
+// goroutine. The C side calls it once its gate is set up, before the
+// application runs.
 func (l *Loop) Start() {
-	for i, w := range l.opt.TimeWindows {
-		if w.Delay <= 0 {
-			l.windowOpen[i] = true
-			l.h.WindowSet(w.Index, true)
-			l.windowNext[i] = time.Time{}
-			if w.Duration > 0 {
-				l.windowNext[i] = l.opt.Start.Add(w.Duration)
-			}
-		}
-	}
+	l.startTimeWindows()
 	go l.Run()
 }
 
@@ -131,9 +122,7 @@ func (l *Loop) Start() {
 func (l *Loop) Run() {
 	defer close(l.finished)
 	for {
-		now := time.Now()
-		l.fireTimeWindows(now)
-		wake := l.h.Wait(l.nextWake(now))
+		wake := l.h.Wait(l.nextWake(time.Now()))
 		req := l.h.FlushRequested()             // what this cycle will have flushed
 		fromSignal := l.h.FinalRequested() != 0 // read after req: see Host
 		if fromSignal || l.shutdown.Load() {
@@ -143,8 +132,7 @@ func (l *Loop) Run() {
 			l.h.FlushDone(req)
 			return
 		}
-		now = time.Now()
-		l.fireTimeWindows(now)
+		now := time.Now()
 		periodic := wake == WakeFlush || !now.Before(l.nextFlush)
 		l.cycle(periodic, wake == WakeFlush)
 		if periodic {
@@ -173,10 +161,8 @@ func (l *Loop) Shutdown() {
 
 func (l *Loop) nextWake(now time.Time) time.Duration {
 	next := l.nextFlush
-	for _, t := range l.windowNext {
-		if !t.IsZero() && t.Before(next) {
-			next = t
-		}
+	if t := l.nextEdge(); !t.IsZero() && t.Before(next) {
+		next = t
 	}
 	d := next.Sub(now)
 	if d < time.Millisecond {
@@ -191,6 +177,7 @@ func (l *Loop) cycle(periodic, tryDefs bool) {
 	l.collect(periodic)
 	l.writeDefs(tryDefs)
 	l.writeSpans()
+	l.timeWindows()
 	l.countSignalToggles()
 	l.writeTool()
 	if periodic {
@@ -263,41 +250,39 @@ func (l *Loop) writeDefs(tryOnly bool) {
 }
 
 // writeSpans decodes the cycle's spans in order into batches (one thread's
-// batches carry its time floor from one to the next), compresses them on up
-// to l.opt.Encoders goroutines, and writes them in span order.
+// batches carry its time floor from one to the next) and streams them: each
+// batch goes to the encoders as soon as it is full or its span ends, and is
+// written, in span order, as soon as it and those before it are compressed.
+// The file thus lags the cycle by at most the batches in flight, never by a
+// whole cycle's compression.
 func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
-	out := l.ready[:0]
 	for _, s := range l.spans {
 		b := l.batchFor(s.Thread)
-		_, err := decodeSpan(s.Data, l.clock, func(k trace.Kind, t int64, args []uint64) {
+		r := rawReader{data: s.Data}
+		for {
+			k, ticks, args, ok := r.next()
+			if !ok {
+				break
+			}
+			t := toNanos(l.clock, k, ticks, args)
 			if b.Add(k, t, args...) == trace.ErrBatchFull {
-				out = append(out, b)
+				l.submit(b)
 				b = l.batchFor(s.Thread)
 				b.Add(k, t, args...)
 			}
-		})
-		if err != nil && !l.decodeErrLog {
-			l.decodeErrLog = true
-			l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
 		}
-		out = append(out, b)
+		if r.err != nil && !l.decodeErrLog {
+			l.decodeErrLog = true
+			l.opt.Log.Error().Err(r.err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
+		}
 		l.floor[s.Thread] = b.Last()
 		l.h.Release(s) // the records are copied: the buffer can be reused now
+		l.submit(b)
 	}
 	l.spans = l.spans[:0]
-	l.encode(out)
-	for _, b := range out {
-		n := b.Len()
-		err := l.tw.WriteEncoded(b)
-		if err != nil {
-			b.Reset()
-		}
-		l.check(err, uint64(n))
-		l.free = append(l.free, b)
-	}
-	l.ready = out[:0]
+	l.drain(0)
 }
 
 // batchFor takes a pooled batch for thread, starting at its floor.
@@ -313,27 +298,87 @@ func (l *Loop) batchFor(thread uint32) *trace.Batch {
 	return b
 }
 
-// encode compresses the batches, in parallel when there are several.
-func (l *Loop) encode(batches []*trace.Batch) {
-	workers := min(l.opt.Encoders, len(batches))
-	if workers <= 1 {
-		for _, b := range batches {
-			l.tw.EncodeBatch(b) // an error comes back again from WriteEncoded
-		}
+// encodeJob is a batch handed to the encoder goroutines; done says it is
+// compressed.
+type encodeJob struct {
+	b    *trace.Batch
+	done chan struct{}
+}
+
+// submit compresses b and writes it after the batches submitted before it:
+// on this goroutine with one encoder, else on the encoder goroutines, with
+// at most Encoders batches in flight so that writing follows compression
+// closely.
+func (l *Loop) submit(b *trace.Batch) {
+	if l.opt.Encoders <= 1 {
+		l.tw.EncodeBatch(b) // an error comes back again from WriteEncoded
+		l.writeEncoded(b)
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(batches); i = int(next.Add(1) - 1) {
-				l.tw.EncodeBatch(batches[i])
-			}
-		}()
+	if l.jobs == nil {
+		l.jobs = make(chan *encodeJob, l.opt.Encoders)
+		for w := 0; w < l.opt.Encoders; w++ {
+			go func(jobs <-chan *encodeJob) {
+				for j := range jobs {
+					l.tw.EncodeBatch(j.b)
+					j.done <- struct{}{}
+				}
+			}(l.jobs)
+		}
 	}
-	wg.Wait()
+	var j *encodeJob
+	if n := len(l.idleJobs); n > 0 {
+		j, l.idleJobs = l.idleJobs[n-1], l.idleJobs[:n-1]
+	} else {
+		j = &encodeJob{done: make(chan struct{}, 1)}
+	}
+	j.b = b
+	l.inflight = append(l.inflight, j)
+	l.jobs <- j
+	l.drain(l.opt.Encoders)
+}
+
+// drain writes the compressed batches at the head of the queue, waiting
+// for them while more than keep are in flight.
+func (l *Loop) drain(keep int) {
+	for len(l.inflight) > 0 {
+		j := l.inflight[0]
+		if len(l.inflight) > keep {
+			<-j.done
+		} else {
+			select {
+			case <-j.done:
+			default:
+				return
+			}
+		}
+		l.inflight = l.inflight[1:]
+		l.writeEncoded(j.b)
+		j.b = nil
+		l.idleJobs = append(l.idleJobs, j)
+	}
+	l.inflight = l.inflight[:0]
+}
+
+// writeEncoded writes a compressed batch, counts what a failed write lost,
+// and keeps the batch for reuse.
+func (l *Loop) writeEncoded(b *trace.Batch) {
+	n := b.Len()
+	err := l.tw.WriteEncoded(b)
+	if err != nil {
+		b.Reset()
+	}
+	l.check(err, uint64(n))
+	l.free = append(l.free, b)
+}
+
+// stopEncoders ends the encoder goroutines once nothing is in flight.
+func (l *Loop) stopEncoders() {
+	l.drain(0)
+	if l.jobs != nil {
+		close(l.jobs)
+		l.jobs = nil
+	}
 }
 
 func (l *Loop) writeBatch(b *trace.Batch) {
@@ -365,6 +410,7 @@ func (l *Loop) check(err error, events uint64) {
 func (l *Loop) syncNow() {
 	ticks, mono := l.h.SyncPoint()
 	l.addSync(ticks, mono)
+	l.lastTicks, l.lastMono = ticks, mono
 	l.lastSync = time.Now()
 }
 
@@ -390,34 +436,6 @@ func (l *Loop) now() int64 {
 }
 
 func (l *Loop) writeTool() { l.writeBatch(l.tool) }
-
-func (l *Loop) fireTimeWindows(now time.Time) {
-	for i, w := range l.opt.TimeWindows {
-		at := l.windowNext[i]
-		if at.IsZero() || now.Before(at) {
-			continue
-		}
-		// The open is stamped before the gate opens and the close after it
-		// shuts, so every event recorded in the window lies between them
-		// even if this goroutine is preempted in between.
-		if !l.windowOpen[i] {
-			l.windowOpen[i] = true
-			stamp := l.now()
-			l.h.WindowSet(w.Index, true)
-			l.toolEvent(trace.Trigger, stamp, uint64(w.Index), trace.TriggerOpen, trace.CauseTime)
-			if w.Duration > 0 {
-				l.windowNext[i] = at.Add(w.Duration)
-			} else {
-				l.windowNext[i] = time.Time{}
-			}
-		} else {
-			l.windowOpen[i] = false
-			l.h.WindowSet(w.Index, false)
-			l.toolEvent(trace.Trigger, l.now(), uint64(w.Index), trace.TriggerClose, trace.CauseTime)
-			l.windowNext[i] = time.Time{}
-		}
-	}
-}
 
 // countSignalToggles turns each toggle signal delivery into a Trigger: the
 // handler only flips the gate and logs it, since it may not record into a
@@ -486,6 +504,7 @@ func (l *Loop) finish(fromSignal bool) {
 	if err != nil {
 		l.opt.Log.Error().Err(err).Str("trace", l.opt.Path).Msg("closing the trace failed; it lacks its final stats")
 	}
+	l.stopEncoders()
 	l.report(s)
 }
 

@@ -3,6 +3,7 @@ package writer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -28,6 +29,8 @@ type fakeHost struct {
 	done      uint64
 	stopped   bool
 	critical  []string
+	// time windows: thresholds set by WindowTime
+	thresholds map[int][2]uint64
 }
 
 func (h *fakeHost) Wait(time.Duration) Wake {
@@ -92,7 +95,15 @@ func (h *fakeHost) SyncPoint() (uint64, int64) {
 func (h *fakeHost) Counters() Counters                       { return Counters{} }
 func (h *fakeHost) SignalToggle(uint64) (uint64, bool, bool) { return 0, false, false }
 func (h *fakeHost) WindowSet(w int, open bool)               { h.windows[w] = open }
-func (h *fakeHost) BudgetExhausted()                         {}
+func (h *fakeHost) WindowTime(w int, from, to uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.thresholds == nil {
+		h.thresholds = map[int][2]uint64{}
+	}
+	h.thresholds[w] = [2]uint64{from, to}
+}
+func (h *fakeHost) BudgetExhausted() {}
 func (h *fakeHost) RequestFlush() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -185,7 +196,8 @@ func TestLoopOrderAndShutdown(t *testing.T) {
 	}
 }
 
-// A time window without delay is open from Start, with no Trigger event.
+// A time window without delay is open from Start (from tick 0), with no
+// Trigger event; one with a delay is shut until its threshold.
 func TestLoopTimeWindowOpenAtStart(t *testing.T) {
 	h := &fakeHost{windows: map[int]bool{}}
 	var buf bytes.Buffer
@@ -193,11 +205,130 @@ func TestLoopTimeWindowOpenAtStart(t *testing.T) {
 	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Start: time.Now(),
 		TimeWindows: []TimeWindow{{Index: 2, Duration: time.Hour}, {Index: 3, Delay: time.Hour}}})
 	l.Start()
-	if !h.windows[2] || h.windows[3] {
-		t.Errorf("windows after Start = %v, want 2 open, 3 closed", h.windows)
+	h.mu.Lock()
+	two, three := h.thresholds[2], h.thresholds[3]
+	h.mu.Unlock()
+	near := func(v uint64) bool { return v > uint64(time.Hour-time.Second) && v < uint64(time.Hour+time.Second) }
+	if two[0] != 0 || !near(two[1]) || !near(three[0]) || three[1] != noEdge {
+		t.Errorf("thresholds after Start: window 2 %v, 3 %v; want [0, ~1h] and [~1h, never] (clock at %d)", two, three, h.ticks)
+	}
+	if len(h.windows) != 0 {
+		t.Errorf("windows retired at Start: %v", h.windows)
 	}
 	l.Shutdown()
 	if tw.Stats().Events[trace.Trigger] != 0 {
 		t.Errorf("%d trigger events", tw.Stats().Events[trace.Trigger])
+	}
+}
+
+// clockHost runs a TSC at 2 ticks a nanosecond whose time the test moves.
+type clockHost struct {
+	fakeHost
+	mono int64
+}
+
+func (h *clockHost) SyncPoint() (uint64, int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.mono += 1000
+	return uint64(2 * h.mono), h.mono
+}
+
+// A time window's thresholds sit at its nominal edges on the tick clock,
+// whenever the writer runs, and its Triggers are stamped at them: an event
+// is in the window by its own ticks, and the Triggers convert as the events
+// around them do.
+func TestLoopTimeWindowThresholds(t *testing.T) {
+	h := &clockHost{mono: 1_000_000_000}
+	h.windows = map[int]bool{}
+	var buf bytes.Buffer
+	tw, _ := trace.NewWriter(&buf, &trace.Header{Rank: -1, WorldSize: -1})
+	start := time.Now()
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Start: start,
+		TimeWindows: []TimeWindow{{Index: 1, Delay: 100 * time.Millisecond, Duration: 150 * time.Millisecond}}})
+	startMono := l.twin[0].openAt - int64(100*time.Millisecond)
+	l.startTimeWindows()
+	th := h.thresholds[1]
+	wantFrom, wantTo := uint64(2*(startMono+100e6)), uint64(2*(startMono+250e6))
+	if th[0] != wantFrom || th[1] != wantTo {
+		t.Fatalf("thresholds %v, want [%d, %d)", th, wantFrom, wantTo)
+	}
+	// The writer runs late (a loaded machine): 300 ms after the start, past
+	// both edges at once. Both Triggers come, at the edges.
+	h.mono = startMono + 300e6
+	l.cycle(false, false)
+	if got := h.thresholds[1]; got != th {
+		t.Errorf("thresholds moved to %v after the edges passed", got)
+	}
+	if open, ok := h.windows[1]; !ok || open {
+		t.Errorf("window retired = %v, %v; want retired shut", open, ok)
+	}
+	l.finish(false)
+	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			break
+		}
+		if e.Kind == trace.Trigger {
+			got = append(got, fmt.Sprintf("%d@%d", e.Args[1], e.Time))
+		}
+	}
+	want := []string{fmt.Sprintf("%d@%d", trace.TriggerOpen, startMono+100e6), fmt.Sprintf("%d@%d", trace.TriggerClose, startMono+250e6)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("triggers (action@ns) %v, want %v", got, want)
+	}
+}
+
+// chunkLog is the trace file: at each chunk written it notes how many spans
+// the writer had released (decoded) by then.
+type chunkLog struct {
+	h        *fakeHost
+	released []int
+}
+
+func (c *chunkLog) Write(p []byte) (int, error) {
+	c.h.mu.Lock()
+	c.released = append(c.released, len(c.h.released))
+	c.h.mu.Unlock()
+	return len(p), nil
+}
+
+// A backlog of full buffers is streamed: the first events chunk reaches the
+// file after the first span, or with two encoders after at most the three
+// spans in flight, not after the whole cycle has been compressed, and every
+// span's events follow in order.
+func TestLoopStreamsABacklog(t *testing.T) {
+	const spans = 12
+	for _, encoders := range []int{1, 2} {
+		h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
+		for i := uint64(0); i < spans; i++ {
+			data := rawRecord(20_000+i*10, trace.Marker, i+1)
+			h.full = append(h.full, Span{Data: data, Thread: 1, Slot: uint32(i), Full: true})
+		}
+		out := &chunkLog{h: h}
+		tw, err := trace.NewWriter(out, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1},
+			trace.WithConcurrency(encoders))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.released = nil // the file header
+		l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Encoders: encoders})
+		l.cycle(false, false)
+		if len(out.released) != spans {
+			t.Fatalf("encoders %d: %d chunks written, want %d (one per span)", encoders, len(out.released), spans)
+		}
+		if first := out.released[0]; first > encoders+1 {
+			t.Errorf("encoders %d: the first chunk was written after %d of %d spans were decoded, want <= %d",
+				encoders, first, spans, encoders+1)
+		}
+		if got := tw.Stats().Events[trace.Marker]; got != spans {
+			t.Errorf("encoders %d: %d markers written, want %d", encoders, got, spans)
+		}
+		l.stopEncoders()
 	}
 }

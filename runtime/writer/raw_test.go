@@ -30,10 +30,16 @@ func decodeAll(t *testing.T, data []byte) ([]rec, error) {
 	t.Helper()
 	var out []rec
 	c := NewClock(true)
-	_, err := decodeSpan(data, c, func(k trace.Kind, tm int64, args []uint64) {
+	r := rawReader{data: data}
+	for {
+		k, ticks, args, ok := r.next()
+		if !ok {
+			break
+		}
+		tm := toNanos(c, k, ticks, args)
 		out = append(out, rec{k, tm, append([]uint64(nil), args...)})
-	})
-	return out, err
+	}
+	return out, r.err
 }
 
 func TestDecodeSpan(t *testing.T) {
