@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/libocca/occa-tools/filters/config"
 )
 
 // configFile returns the config PROGRAM gets (absolute) and a function that
@@ -24,7 +26,7 @@ func configFile(o *options, in *install) (string, func(), error) {
 	if err != nil {
 		return "", none, err
 	}
-	text, err := os.ReadFile(abs)
+	text, err := config.ReadFile(abs) // a named pipe would block here
 	if err != nil {
 		return "", none, fmt.Errorf("config: %v", err)
 	}

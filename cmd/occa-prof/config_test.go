@@ -2,8 +2,11 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/libocca/occa-tools/filters/config"
 )
@@ -73,5 +76,28 @@ func TestOfPID(t *testing.T) {
 	got := ofPID([]string{"/d/app-h-r0-p12.occatrace", "/d/app-h-r0-p123.occatrace", "/d/app-h-rx-p12-x.occatrace"}, 12)
 	if len(got) != 2 || got[0] != "/d/app-h-r0-p12.occatrace" {
 		t.Errorf("got %v", got)
+	}
+}
+
+// A config that is a named pipe is refused at once instead of blocking
+// occa-prof before it starts the program.
+func TestConfigFileNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := configFile(&options{config: fifo}, &install{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		want := "config: open " + fifo + ": a named pipe, not a regular file; give the path of a TOML file"
+		if err == nil || err.Error() != want {
+			t.Errorf("error = %v\nwant %s", err, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("configFile blocked on a named pipe")
 	}
 }

@@ -199,7 +199,7 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, notRegular(st.Mode())
+		return nil, notRegular(path, st.Mode())
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -210,12 +210,13 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, notRegular(st.Mode())
+		return nil, notRegular(path, st.Mode())
 	}
 	return io.ReadAll(io.LimitReader(f, MaxSize+1))
 }
 
-func notRegular(m fs.FileMode) error {
+// notRegular is an *fs.PathError, like ReadFile's other errors.
+func notRegular(path string, m fs.FileMode) error {
 	what := "a special file"
 	switch {
 	case m.IsDir():
@@ -229,7 +230,7 @@ func notRegular(m fs.FileMode) error {
 	case m&fs.ModeDevice != 0:
 		what = "a block device"
 	}
-	return errors.New(what + ", not a regular file; give the path of a TOML file")
+	return &fs.PathError{Op: "open", Path: path, Err: errors.New(what + ", not a regular file; give the path of a TOML file")}
 }
 
 // errText is err's message without the path that os errors repeat.

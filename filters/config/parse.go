@@ -21,9 +21,9 @@ import (
 const MaxWindows = 16
 
 // Limits on what Parse accepts, checked before the TOML parser runs (see
-// keyLines), so that no file costs more than a few milliseconds and
-// megabytes to reject. Real configs are a few KiB, keys at most 4 levels
-// deep and 30 bytes long.
+// keyLines). Real configs are a few KiB, keys at most 4 levels deep and 30
+// bytes long; within these limits the worst text found costs the parser
+// about 40 MB and a tenth of a second.
 const (
 	MaxSize    = 64 << 10 // bytes of text
 	MaxDepth   = 16       // steps of a key path: trigger.window[2].from is 4
