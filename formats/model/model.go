@@ -143,6 +143,7 @@ type Pairer struct {
 	open    map[uint64]trace.Event // begins by corr, except each thread's latest
 	slots   []slot                 // each thread's latest begin, by thread index
 	inSlots int                    // slots used
+	lost    []trace.Event          // begins found without their end (park)
 	regions map[uint32][]trace.Event
 	runs    []corrRun // the waiting launches' ids (see index)
 	hashed  bool      // runs gave up: waiting holds them
@@ -178,6 +179,9 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		return pr.begin(e)
 	case s.Pair != trace.KindInvalid:
 		b := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
+		if err := pr.sendLost(); err != nil {
+			return err
+		}
 		if b == nil {
 			return pr.half(e)
 		}
@@ -419,6 +423,9 @@ func (pr *Pairer) deviceTime(e *trace.Event) error {
 	if start == 0 {
 		dur = end
 	}
+	// An end before the start (clocks out of step) is an instant: a
+	// negative length would read as "no device time" (DevDur -1).
+	dur = max(dur, 0)
 	if i, ok := pr.lookup(e.Args[0]); ok && pr.ring[i].DevDur < 0 { // a second one is a row of its own
 		r := &pr.ring[i]
 		r.DevStart, r.DevDur = start, dur
