@@ -6,7 +6,10 @@
 //
 // Pairing is streaming: memory holds the begins still open, the open user
 // regions per thread, and a bounded window of finished launches that wait
-// for their device time (see Pairer). OpenMP events (trace format 1.1)
+// for their device time (see Pairer). Each is bounded (MaxOpen, MaxDepth,
+// Pairer.Window), so that a trace that lost ends by the million, or a
+// hostile one, is read in bounded memory: what passes a bound goes out as
+// a half. OpenMP events (trace format 1.1)
 // become rows with an OMP (omp.go); for them memory also holds each
 // thread's open implicit tasks and waits and the created tasks not yet
 // completed.
