@@ -385,13 +385,19 @@ func (pr *Pairer) wait(r *Row) error {
 }
 
 // makeRoom makes room in the full ring for one more launch: it grows the
-// ring while it is smaller than Window (a small trace does not pay for a
-// whole window), else sends out the oldest launch.
+// ring while it is smaller than Window, else sends out the oldest launch.
+// The ring starts at smallRing rows, so that a small trace does not pay
+// for a whole window, and then takes the whole window at once, so that a
+// large one does not hold two large rings while it copies.
 func (pr *Pairer) makeRoom() error {
 	if len(pr.ring) == pr.Window {
 		return pr.pop() // frees the slot the next launch goes to
 	}
-	ring := make([]Row, min(max(2*len(pr.ring), 64), pr.Window))
+	size := pr.Window
+	if len(pr.ring) == 0 {
+		size = min(smallRing, pr.Window)
+	}
+	ring := make([]Row, size)
 	old := len(pr.ring)
 	for k := range pr.n { // in order from index 0
 		ring[k] = pr.ring[(pr.head+k)%old]
@@ -408,6 +414,8 @@ func (pr *Pairer) makeRoom() error {
 	}
 	return nil
 }
+
+const smallRing = 1 << 10
 
 // pop sends out the oldest waiting launch.
 func (pr *Pairer) pop() error {
