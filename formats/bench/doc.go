@@ -1,7 +1,10 @@
 // Package bench measures the offline tools on a generated trace: decode
 // alone, pairing, each output format and the summary, in events per second
 // and peak heap; and pairing, the summary and CSV on a trace of OpenMP
-// events as OCCA's OpenMP backend makes them (about 2 M events). Run with
+// events as OCCA's OpenMP backend makes them (about 2 M events); and the
+// Perfetto conversion of 10 k and 80 k device times that match no launch,
+// with the ratio of their times (BenchmarkPerfettoUnmatched: linear is
+// about 8). Run with
 //
 //	go test -run XXX -bench . -benchtime 1x ./formats/bench
 //

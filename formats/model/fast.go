@@ -46,14 +46,41 @@ func (pr *Pairer) begin(e *trace.Event) error {
 				return err
 			}
 		} else {
-			pr.open[sl.e.Args[0]] = sl.e
+			pr.park(&sl.e)
 		}
 	}
 	if !sl.used {
 		pr.inSlots++
 	}
 	sl.e, sl.used = *e, true
+	if err := pr.sendLost(); err != nil {
+		return err
+	}
 	return pr.spill()
+}
+
+// park moves begin b from its slot to the map. A begin of the same corr
+// there lost its end (one corr begun twice): the earlier of the two goes
+// to pr.lost.
+func (pr *Pairer) park(b *trace.Event) {
+	if old, ok := pr.open[b.Args[0]]; ok {
+		if old.Time > b.Time {
+			pr.lost = append(pr.lost, *b)
+			return
+		}
+		pr.lost = append(pr.lost, old)
+	}
+	pr.open[b.Args[0]] = *b
+}
+
+// sendLost sends out the begins park found without their end, as halves.
+func (pr *Pairer) sendLost() error {
+	if len(pr.lost) == 0 {
+		return nil
+	}
+	err := pr.halves(pr.lost)
+	pr.lost = pr.lost[:0]
+	return err
 }
 
 // spill sends out the begins in pr.open as halves, in time order, when
@@ -96,7 +123,8 @@ const (
 // takeBegin finds and removes the begin of kind k with correlation id corr,
 // looking first at the ending thread's slot, then the map, then every slot.
 // It returns nil when there is none, else the begin where it was held,
-// valid until the next begin or takeBegin.
+// valid until the next begin or takeBegin. Begins it finds to have lost
+// their end it leaves in pr.lost, for the caller to send out (sendLost).
 func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) *trace.Event {
 	own := 0
 	if int(thread) < len(pr.slots) {
@@ -131,7 +159,7 @@ func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) *trace.Eve
 		if found == nil && sl.e.Args[0] == corr && sl.e.Kind == k {
 			found = &sl.e
 		} else {
-			pr.open[sl.e.Args[0]] = sl.e
+			pr.park(&sl.e)
 		}
 	}
 	return found

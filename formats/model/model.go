@@ -6,7 +6,10 @@
 //
 // Pairing is streaming: memory holds the begins still open, the open user
 // regions per thread, and a bounded window of finished launches that wait
-// for their device time (see Pairer). OpenMP events (trace format 1.1)
+// for their device time (see Pairer). Each is bounded (MaxOpen, MaxDepth,
+// Pairer.Window), so that a trace that lost ends by the million, or a
+// hostile one, is read in bounded memory: what passes a bound goes out as
+// a half. OpenMP events (trace format 1.1)
 // become rows with an OMP (omp.go); for them memory also holds each
 // thread's open implicit tasks and waits and the created tasks not yet
 // completed.
@@ -143,6 +146,7 @@ type Pairer struct {
 	open    map[uint64]trace.Event // begins by corr, except each thread's latest
 	slots   []slot                 // each thread's latest begin, by thread index
 	inSlots int                    // slots used
+	lost    []trace.Event          // begins found without their end (park)
 	regions map[uint32][]trace.Event
 	runs    []corrRun // the waiting launches' ids (see index)
 	hashed  bool      // runs gave up: waiting holds them
@@ -178,6 +182,9 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		return pr.begin(e)
 	case s.Pair != trace.KindInvalid:
 		b := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
+		if err := pr.sendLost(); err != nil {
+			return err
+		}
 		if b == nil {
 			return pr.half(e)
 		}
@@ -378,13 +385,19 @@ func (pr *Pairer) wait(r *Row) error {
 }
 
 // makeRoom makes room in the full ring for one more launch: it grows the
-// ring while it is smaller than Window (a small trace does not pay for a
-// whole window), else sends out the oldest launch.
+// ring while it is smaller than Window, else sends out the oldest launch.
+// The ring starts at smallRing rows, so that a small trace does not pay
+// for a whole window, and then takes the whole window at once, so that a
+// large one does not hold two large rings while it copies.
 func (pr *Pairer) makeRoom() error {
 	if len(pr.ring) == pr.Window {
 		return pr.pop() // frees the slot the next launch goes to
 	}
-	ring := make([]Row, min(max(2*len(pr.ring), 64), pr.Window))
+	size := pr.Window
+	if len(pr.ring) == 0 {
+		size = min(smallRing, pr.Window)
+	}
+	ring := make([]Row, size)
 	old := len(pr.ring)
 	for k := range pr.n { // in order from index 0
 		ring[k] = pr.ring[(pr.head+k)%old]
@@ -401,6 +414,8 @@ func (pr *Pairer) makeRoom() error {
 	}
 	return nil
 }
+
+const smallRing = 1 << 10
 
 // pop sends out the oldest waiting launch.
 func (pr *Pairer) pop() error {
@@ -419,6 +434,9 @@ func (pr *Pairer) deviceTime(e *trace.Event) error {
 	if start == 0 {
 		dur = end
 	}
+	// An end before the start (clocks out of step) is an instant: a
+	// negative length would read as "no device time" (DevDur -1).
+	dur = max(dur, 0)
 	if i, ok := pr.lookup(e.Args[0]); ok && pr.ring[i].DevDur < 0 { // a second one is a row of its own
 		r := &pr.ring[i]
 		r.DevStart, r.DevDur = start, dur

@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -224,9 +225,16 @@ func TestCrossThread(t *testing.T) {
 // Device times find the newest waiting launch of their correlation id, as
 // a plain scan of the window does, whether the ids come in ascending runs
 // (found by binary search) or in disorder (found through corrIndex).
+//
+// A window larger than smallRing makes the ring grow while launches wait,
+// in both indexes.
 func TestWaitIndex(t *testing.T) {
-	for _, mode := range []string{"runs", "disorder", "reused"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, c := range []struct {
+		mode   string
+		window int
+	}{{"runs", 256}, {"disorder", 256}, {"reused", 256}, {"runs", 3000}, {"disorder", 3000}, {"reused", 3000}} {
+		mode, window := c.mode, c.window
+		t.Run(fmt.Sprintf("%s-%d", mode, window), func(t *testing.T) {
 			x := uint64(99)
 			rnd := func(n uint64) uint64 {
 				x = x*6364136223846793005 + 1442695040888963407
@@ -242,7 +250,6 @@ func TestWaitIndex(t *testing.T) {
 				rows = append(rows, got{r.Corr, r.DevStart})
 				return nil
 			})
-			const window = 256
 			pr.Window = window
 			type wait struct {
 				corr uint64

@@ -293,3 +293,35 @@ func TestCrossThreadEnds(t *testing.T) {
 		t.Errorf("%d paired, want %d", paired, n)
 	}
 }
+
+// TestSameCorrTwice begins one correlation id on two threads, then another
+// on each, which moves the first ones out of the threads' slots: the
+// earlier of the two goes out as a half (its end is lost), the later pairs
+// with the end; none is lost.
+func TestSameCorrTwice(t *testing.T) {
+	var out bytes.Buffer
+	pr := newTestPairer(func(p *Process, r *Row) error { return Format(&out, p, r) })
+	m := int64(tracetest.MonoStart)
+	for _, e := range []*trace.Event{
+		event(trace.CopyBegin, 0, m+10, 5),
+		event(trace.CopyBegin, 1, m+30, 5),
+		event(trace.CopyBegin, 0, m+20, 6),
+		event(trace.CopyBegin, 1, m+40, 7),
+		event(trace.CopyEnd, 1, m+50, 5, 0),
+	} {
+		if err := pr.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := `rank=0 t0 copy start=10 dur=-1 corr=5 dir=H2D
+rank=0 t1 copy start=30 dur=20 corr=5 dir=H2D
+rank=0 t0 copy start=20 dur=-1 corr=6 dir=H2D
+rank=0 t1 copy start=40 dur=-1 corr=7 dir=H2D
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
