@@ -148,7 +148,7 @@ func TestDeepRegionsRecordedOrCounted(t *testing.T) {
 }
 
 // A device time is recorded only for a launch the runtime recorded: not for
-// another call's id, one no launch has, or a made-up one.
+// another call's id, ids no thread has reached, or a made-up one.
 func TestDeviceTimeOnlyForRecordedLaunches(t *testing.T) {
 	g, _ := runStress(t, "[events]\ndevice_time = true\n", "devtime")
 	var launch uint64

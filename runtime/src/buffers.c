@@ -32,7 +32,7 @@ static OT_TLS int creating; /* inside ot_thread_create: a nested call is re-entr
 
 static ot_buf *pool;
 static uint32_t pool_len;
-static _Atomic uint32_t pool_free;
+static _Atomic uint32_t free_filled; /* FREE slots that have memory */
 static uint64_t budget;              /* bytes of buffer memory */
 static _Atomic uint64_t mem_used;     /* bytes of buffer memory allocated */
 static uint32_t min_cap, max_cap;
@@ -125,7 +125,6 @@ int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
   for (uint64_t i = 0; i < slots; i++)
     pool[i].slot = (uint32_t)i;
   pool_len = (uint32_t)slots;
-  atomic_store(&pool_free, pool_len);
   fence_init();
   wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   return wake_fd < 0 ? -1 : 0;
@@ -250,7 +249,7 @@ int ot_corr_issued(uint64_t corr) {
   ot_thread *t = atomic_load_explicit(&by_index[index], memory_order_acquire);
   /* A struct a later thread reuses can no longer tell. */
   return !t || t->index != index ||
-         (corr & ((1ull << 40) - 1)) <= atomic_load_explicit(&t->corr_seq, memory_order_relaxed);
+         (corr & ((1ull << 40) - 2)) <= atomic_load_explicit(&t->corr_seq, memory_order_relaxed);
 }
 
 static void make_key(void) { pthread_key_create(&thread_key, thread_exit); }
@@ -329,8 +328,11 @@ static ot_buf *claim_where(int (*fits)(const ot_buf *, uint32_t), uint32_t want)
         !atomic_compare_exchange_strong_explicit(&b->state, &free_, OT_BUF_CLAIMED,
                                                  memory_order_acquire, memory_order_relaxed))
       continue;
-    if (fits(b, want)) /* read again now that it is ours */
+    if (fits(b, want)) { /* read again now that it is ours */
+      if (cap_of(b))
+        atomic_fetch_sub_explicit(&free_filled, 1, memory_order_relaxed);
       return b;
+    }
     atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
   }
   return NULL;
@@ -345,11 +347,12 @@ static int any_memory(const ot_buf *b, uint32_t want) { return (void)want, cap_o
  * reuses the few buffers it needs at once instead of touching the whole
  * pool: memory in use follows the load, and the budget is a ceiling. */
 static ot_buf *acquire(ot_thread *t) {
-  if (atomic_load_explicit(&pool_free, memory_order_relaxed) == 0)
-    return NULL;
   uint32_t want = t->next_cap;
+  int room = atomic_load_explicit(&mem_used, memory_order_relaxed) + want <= budget;
+  if (!room && atomic_load_explicit(&free_filled, memory_order_relaxed) == 0)
+    return NULL; /* the common case in overload: fail fast */
   ot_buf *b = claim_where(same_size, want);
-  if (!b && atomic_fetch_add(&mem_used, want) + want <= budget) {
+  if (!b && room && atomic_fetch_add(&mem_used, want) + want <= budget) {
     b = claim_where(no_memory, want);
     if (b && !(b->data = malloc(want))) {
       atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
@@ -361,14 +364,13 @@ static ot_buf *acquire(ot_thread *t) {
     } else {
       atomic_fetch_sub(&mem_used, want);
     }
-  } else if (!b) {
+  } else if (!b && room) {
     atomic_fetch_sub(&mem_used, want);
   }
   if (!b)
     b = claim_where(any_memory, want);
   if (!b)
     return NULL;
-  atomic_fetch_sub_explicit(&pool_free, 1, memory_order_relaxed);
   b->thread = t->index;
   b->owner = t;
   b->seq = ++t->buf_seq;
@@ -488,7 +490,7 @@ static void to_free(ot_buf *b) {
   b->pred_slot = UINT32_MAX;
   atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
   atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
-  atomic_fetch_add_explicit(&pool_free, 1, memory_order_release);
+  atomic_fetch_add_explicit(&free_filled, 1, memory_order_release);
 }
 
 /* Takes back the buffers whose owner recorded nothing since the last

@@ -165,13 +165,14 @@ static void devtime(void) {
   occa_tools_run_begin(&c, &kern, "k", &dev, NULL);
   uint64_t launch = c.correlation_id;
   occa_tools_run_end(&c, OCCA_TOOLS_OK);
+  occa_tools_kernel_device_time(launch, 1000, 2000); /* the last id handed out */
   c = (occa_tools_call_t)OCCA_TOOLS_CALL_INIT;
   occa_tools_device_finish_begin(&c, &dev);
   uint64_t finish = c.correlation_id;
   occa_tools_device_finish_end(&c);
-  occa_tools_kernel_device_time(launch, 1000, 2000);
   occa_tools_kernel_device_time(finish, 1000, 2000);        /* a call, not a launch */
-  occa_tools_kernel_device_time(launch + 2, 1000, 2000);    /* no launch has it */
+  occa_tools_kernel_device_time(launch + 1000, 1000, 2000); /* its thread is not there yet */
+  occa_tools_kernel_device_time((99ull << 40) | 1, 1000, 2000); /* no such thread */
   occa_tools_kernel_device_time(12345, 1000, 2000);         /* made up */
   printf("stress: devtime launch=%d\n", launch != 0);
 }
