@@ -486,6 +486,7 @@ static int pred_queued(const ot_buf *b) {
 
 static void to_free(ot_buf *b) {
   b->flushed = 0;
+  b->spans_out = 0;
   b->taken = 0;
   b->pred_slot = UINT32_MAX;
   atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
@@ -494,11 +495,11 @@ static void to_free(ot_buf *b) {
 }
 
 /* Takes back the buffers whose owner recorded nothing since the last
- * partial take (all of them written out already): each is marked REVOKING
- * and its owner's limit zeroed, then one membarrier makes every thread that enters a
- * call from now on see the zero limit, so a thread found outside a call
- * cannot write into its buffer any more. Its owner learns at its next
- * record (buf_lost) and takes a new, small one. */
+ * partial take (all of it taken in spans the writer has released): each is
+ * marked REVOKING and its owner's limit zeroed, then one membarrier makes
+ * every thread that enters a call from now on see the zero limit, so a
+ * thread found outside a call cannot write into its buffer any more. Its
+ * owner learns at its next record (buf_lost) and takes a new, small one. */
 static void reclaim_idle(void) {
   atomic_store(&reclaim_wanted, 0);
   if (!fence_cmd)
@@ -508,7 +509,7 @@ static void reclaim_idle(void) {
     ot_buf *b = &pool[i];
     uint32_t owned = OT_BUF_OWNED;
     if (atomic_load_explicit(&b->state, memory_order_acquire) != OT_BUF_OWNED || !b->idle ||
-        atomic_load_explicit(&b->committed, memory_order_acquire) != b->flushed ||
+        b->spans_out || atomic_load_explicit(&b->committed, memory_order_acquire) != b->flushed ||
         pred_queued(b))
       continue;
     /* Before the CAS, so an owner that cancels the revocation (its CAS reads
@@ -563,6 +564,7 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
     out->data = b->data + b->flushed;
     out->len = end - b->flushed;
     b->flushed = end;
+    b->spans_out++;
     out->thread = b->thread;
     out->slot = b->slot;
     out->full = 0;
@@ -573,8 +575,11 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
 }
 
 void ot_host_release(const ot_span_t *span) {
+  ot_buf *b = &pool[span->slot];
   if (span->full)
-    to_free(&pool[span->slot]);
+    to_free(b);
+  else if (b->spans_out)
+    b->spans_out--;
 }
 
 void ot_host_counters(ot_counters_t *out) {

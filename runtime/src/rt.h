@@ -112,6 +112,7 @@ typedef struct ot_buf {
   uint32_t pred_slot;         /* the owner's previous buffer, or UINT32_MAX */
   uint32_t pred_seq;
   uint32_t idle;              /* writer only: nothing new at its last partial take */
+  uint32_t spans_out;         /* writer only: partial spans taken, not yet released */
   struct ot_thread *owner;    /* set before OWNED; thread structs are never freed */
   struct ot_buf *_Atomic next; /* link in the full stack */
 } ot_buf;
