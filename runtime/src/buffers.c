@@ -285,8 +285,9 @@ ot_thread *ot_thread_create(void) {
   }
   creating = 1;
   ot_thread *t = thread_struct();
-  if (!t) {
+  if (!t) { /* no memory: the call is lost, and counted */
     creating = 0;
+    ot_count_drop(OT_DROP_BUFFER_FULL, 1);
     return NULL;
   }
   t->index = atomic_fetch_add(&next_thread_index, 1);

@@ -11,9 +11,10 @@
  *                            then pops them all.
  *   stress reentry K         a worker records markers "work" in a loop; the
  *                            main thread signals it K times (SIGUSR1), and
- *                            its handler records a marker "handler" (which
- *                            occa_tools.h forbids: the runtime must count
- *                            the calls that interrupt one of its own).
+ *                            its handler records a marker "handler" and a
+ *                            failed allocation (begin and end): 3 events
+ *                            (occa_tools.h forbids that: the runtime must
+ *                            count the calls that interrupt one of its own).
  *   stress devtime           one recorded launch and its device time, then
  *                            device times for ids that are no launch's.
  *
@@ -109,9 +110,14 @@ static void deep(int d) {
 static atomic_int handler_calls, worker_ready, worker_stop;
 static atomic_long worker_markers;
 
+/* Three events: a marker, and a failed allocation's begin and end (a call
+ * that creates an object, whose end must be counted with its begin). */
 static void on_usr1(int sig) {
   (void)sig;
   occa_tools_marker("handler");
+  occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
+  occa_tools_memory_alloc_begin(&c, NULL, 8, NULL);
+  occa_tools_memory_alloc_end(&c, NULL, NULL, OCCA_TOOLS_FAILED);
   atomic_fetch_add(&handler_calls, 1);
 }
 
