@@ -123,12 +123,12 @@ func TestSignalHandlerReentryCounted(t *testing.T) {
 		t.Fatalf("stdout %q: %v", out, err)
 	}
 	reentrant := g.stats.Dropped[trace.DropReentrant]
-	inTrace := g.markers("handler") + g.markers("work")
-	if uint64(inTrace)+g.stats.TotalDropped() != uint64(calls+work) || g.stats.TotalDropped() != reentrant {
-		t.Errorf("in trace %d + dropped (%s) != %d handler calls + %d worker markers",
+	inTrace := g.markers("handler") + g.markers("work") + g.counts[trace.MemoryAllocBegin] + g.counts[trace.MemoryAllocEnd]
+	if uint64(inTrace)+g.stats.TotalDropped() != uint64(3*calls+work) || g.stats.TotalDropped() != reentrant {
+		t.Errorf("in trace %d + dropped (%s) != 3 x %d handler calls + %d worker markers",
 			inTrace, droppedBy(g.stats), calls, work)
 	}
-	t.Logf("%d of %d handler calls interrupted a call and were counted", reentrant, calls)
+	t.Logf("%d events of %d handler calls (3 each) interrupted a call and were counted", reentrant, calls)
 }
 
 // Regions nested deeper than the thread's inline frames are all recorded;
@@ -148,7 +148,7 @@ func TestDeepRegionsRecordedOrCounted(t *testing.T) {
 }
 
 // A device time is recorded only for a launch the runtime recorded: not for
-// another call's id, one no launch has, or a made-up one.
+// another call's id, ids no thread has reached, or a made-up one.
 func TestDeviceTimeOnlyForRecordedLaunches(t *testing.T) {
 	g, _ := runStress(t, "[events]\ndevice_time = true\n", "devtime")
 	var launch uint64

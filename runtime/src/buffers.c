@@ -32,7 +32,7 @@ static OT_TLS int creating; /* inside ot_thread_create: a nested call is re-entr
 
 static ot_buf *pool;
 static uint32_t pool_len;
-static _Atomic uint32_t pool_free;
+static _Atomic uint32_t free_filled; /* FREE slots that have memory */
 static uint64_t budget;              /* bytes of buffer memory */
 static _Atomic uint64_t mem_used;     /* bytes of buffer memory allocated */
 static uint32_t min_cap, max_cap;
@@ -125,7 +125,6 @@ int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
   for (uint64_t i = 0; i < slots; i++)
     pool[i].slot = (uint32_t)i;
   pool_len = (uint32_t)slots;
-  atomic_store(&pool_free, pool_len);
   fence_init();
   wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   return wake_fd < 0 ? -1 : 0;
@@ -250,7 +249,7 @@ int ot_corr_issued(uint64_t corr) {
   ot_thread *t = atomic_load_explicit(&by_index[index], memory_order_acquire);
   /* A struct a later thread reuses can no longer tell. */
   return !t || t->index != index ||
-         (corr & ((1ull << 40) - 1)) <= atomic_load_explicit(&t->corr_seq, memory_order_relaxed);
+         (corr & ((1ull << 40) - 2)) <= atomic_load_explicit(&t->corr_seq, memory_order_relaxed);
 }
 
 static void make_key(void) { pthread_key_create(&thread_key, thread_exit); }
@@ -286,8 +285,9 @@ ot_thread *ot_thread_create(void) {
   }
   creating = 1;
   ot_thread *t = thread_struct();
-  if (!t) {
+  if (!t) { /* no memory: the call is lost, and counted */
     creating = 0;
+    ot_count_drop(OT_DROP_BUFFER_FULL, 1);
     return NULL;
   }
   t->index = atomic_fetch_add(&next_thread_index, 1);
@@ -329,8 +329,11 @@ static ot_buf *claim_where(int (*fits)(const ot_buf *, uint32_t), uint32_t want)
         !atomic_compare_exchange_strong_explicit(&b->state, &free_, OT_BUF_CLAIMED,
                                                  memory_order_acquire, memory_order_relaxed))
       continue;
-    if (fits(b, want)) /* read again now that it is ours */
+    if (fits(b, want)) { /* read again now that it is ours */
+      if (cap_of(b))
+        atomic_fetch_sub_explicit(&free_filled, 1, memory_order_relaxed);
       return b;
+    }
     atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
   }
   return NULL;
@@ -345,11 +348,12 @@ static int any_memory(const ot_buf *b, uint32_t want) { return (void)want, cap_o
  * reuses the few buffers it needs at once instead of touching the whole
  * pool: memory in use follows the load, and the budget is a ceiling. */
 static ot_buf *acquire(ot_thread *t) {
-  if (atomic_load_explicit(&pool_free, memory_order_relaxed) == 0)
-    return NULL;
   uint32_t want = t->next_cap;
+  int room = atomic_load_explicit(&mem_used, memory_order_relaxed) + want <= budget;
+  if (!room && atomic_load_explicit(&free_filled, memory_order_relaxed) == 0)
+    return NULL; /* the common case in overload: fail fast */
   ot_buf *b = claim_where(same_size, want);
-  if (!b && atomic_fetch_add(&mem_used, want) + want <= budget) {
+  if (!b && room && atomic_fetch_add(&mem_used, want) + want <= budget) {
     b = claim_where(no_memory, want);
     if (b && !(b->data = malloc(want))) {
       atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
@@ -361,14 +365,13 @@ static ot_buf *acquire(ot_thread *t) {
     } else {
       atomic_fetch_sub(&mem_used, want);
     }
-  } else if (!b) {
+  } else if (!b && room) {
     atomic_fetch_sub(&mem_used, want);
   }
   if (!b)
     b = claim_where(any_memory, want);
   if (!b)
     return NULL;
-  atomic_fetch_sub_explicit(&pool_free, 1, memory_order_relaxed);
   b->thread = t->index;
   b->owner = t;
   b->seq = ++t->buf_seq;
@@ -486,19 +489,20 @@ static int pred_queued(const ot_buf *b) {
 
 static void to_free(ot_buf *b) {
   b->flushed = 0;
+  b->spans_out = 0;
   b->taken = 0;
   b->pred_slot = UINT32_MAX;
   atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
   atomic_store_explicit(&b->state, OT_BUF_FREE, memory_order_release);
-  atomic_fetch_add_explicit(&pool_free, 1, memory_order_release);
+  atomic_fetch_add_explicit(&free_filled, 1, memory_order_release);
 }
 
 /* Takes back the buffers whose owner recorded nothing since the last
- * partial take (all of them written out already): each is marked REVOKING
- * and its owner's limit zeroed, then one membarrier makes every thread that enters a
- * call from now on see the zero limit, so a thread found outside a call
- * cannot write into its buffer any more. Its owner learns at its next
- * record (buf_lost) and takes a new, small one. */
+ * partial take (all of it taken in spans the writer has released): each is
+ * marked REVOKING and its owner's limit zeroed, then one membarrier makes
+ * every thread that enters a call from now on see the zero limit, so a
+ * thread found outside a call cannot write into its buffer any more. Its
+ * owner learns at its next record (buf_lost) and takes a new, small one. */
 static void reclaim_idle(void) {
   atomic_store(&reclaim_wanted, 0);
   if (!fence_cmd)
@@ -508,7 +512,7 @@ static void reclaim_idle(void) {
     ot_buf *b = &pool[i];
     uint32_t owned = OT_BUF_OWNED;
     if (atomic_load_explicit(&b->state, memory_order_acquire) != OT_BUF_OWNED || !b->idle ||
-        atomic_load_explicit(&b->committed, memory_order_acquire) != b->flushed ||
+        b->spans_out || atomic_load_explicit(&b->committed, memory_order_acquire) != b->flushed ||
         pred_queued(b))
       continue;
     /* Before the CAS, so an owner that cancels the revocation (its CAS reads
@@ -563,6 +567,7 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
     out->data = b->data + b->flushed;
     out->len = end - b->flushed;
     b->flushed = end;
+    b->spans_out++;
     out->thread = b->thread;
     out->slot = b->slot;
     out->full = 0;
@@ -573,8 +578,11 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
 }
 
 void ot_host_release(const ot_span_t *span) {
+  ot_buf *b = &pool[span->slot];
   if (span->full)
-    to_free(&pool[span->slot]);
+    to_free(b);
+  else if (b->spans_out)
+    b->spans_out--;
 }
 
 void ot_host_counters(ot_counters_t *out) {

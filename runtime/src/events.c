@@ -65,6 +65,19 @@ static inline void end_lost(ot_thread *t, const occa_tools_call_t *call) {
     ot_drop(t, OT_DROP_BUFFER_FULL);
 }
 
+/* The end of a call whose begin kept no object: counted when the begin was
+ * lost (re-entered, or no thread state). */
+static void end_without_object(occa_tools_call_t *call) {
+  if (!(call->tool_data & LOST))
+    return;
+  call->tool_data = 0;
+  ot_thread *t = ot_enter();
+  if (t) {
+    ot_drop(t, OT_DROP_BUFFER_FULL);
+    ot_leave(t);
+  }
+}
+
 static inline void end(ot_thread *t, const occa_tools_call_t *call, unsigned kind,
                        uint64_t status, int with_status) {
   uint64_t args[2] = {call->correlation_id, status};
@@ -83,8 +96,10 @@ void occa_tools_device_setup_begin(occa_tools_call_t *call, const char *mode,
     return;
   call_clear(call);
   ot_thread *t = ot_enter();
-  if (!t)
+  if (!t) {
+    call->tool_data = LOST; /* counted: its end is counted too */
     return;
+  }
   ot_obj *d = ot_device_new(mode, device_index, properties);
   if (d) {
     uint64_t rec = 0;
@@ -102,8 +117,10 @@ void occa_tools_device_setup_end(occa_tools_call_t *call, occa_tools_data_t *dev
   if (inactive() || !call)
     return;
   ot_obj *d = pending(call);
-  if (!d)
+  if (!d) {
+    end_without_object(call);
     return;
+  }
   ot_thread *t = ot_enter();
   if (!t)
     return;
@@ -127,8 +144,10 @@ void occa_tools_memory_alloc_begin(occa_tools_call_t *call, occa_tools_data_t *d
     return;
   call_clear(call);
   ot_thread *t = ot_enter();
-  if (!t)
+  if (!t) {
+    call->tool_data = LOST; /* counted: its end is counted too */
     return;
+  }
   ot_obj *d = ot_device_of(device);
   ot_obj *m = ot_memory_new(d, bytes, tag);
   if (m) {
@@ -147,8 +166,10 @@ void occa_tools_memory_alloc_end(occa_tools_call_t *call, occa_tools_data_t *mem
   if (inactive() || !call)
     return;
   ot_obj *m = pending(call);
-  if (!m)
+  if (!m) {
+    end_without_object(call);
     return;
+  }
   ot_thread *t = ot_enter();
   if (!t)
     return;
@@ -174,8 +195,10 @@ void occa_tools_memory_free_begin(occa_tools_call_t *call, occa_tools_data_t *me
     return;
   call_clear(call);
   ot_thread *t = ot_enter();
-  if (!t)
+  if (!t) {
+    call->tool_data = LOST; /* counted: its end is counted too */
     return;
+  }
   ot_obj *m = ot_memory_of(memory);
   if (m) {
     /* The slot is the source's: after this call nothing may reach m through it. */
@@ -213,8 +236,10 @@ void occa_tools_copy_begin(occa_tools_call_t *call, occa_tools_copy_direction_t 
     return;
   call_clear(call);
   ot_thread *t = ot_enter();
-  if (!t)
+  if (!t) {
+    call->tool_data = LOST; /* counted: its end is counted too */
     return;
+  }
   ot_obj *ms = ot_memory_of(src), *md = ot_memory_of(dst);
   int selected = (ms || md) ? ((ms && atomic_load(&ms->selected)) ||
                                (md && atomic_load(&md->selected)))
@@ -253,8 +278,10 @@ void occa_tools_build_begin(occa_tools_call_t *call, occa_tools_data_t *device, 
     return;
   call_clear(call);
   ot_thread *t = ot_enter();
-  if (!t)
+  if (!t) {
+    call->tool_data = LOST; /* counted: its end is counted too */
     return;
+  }
   ot_obj *d = ot_device_of(device);
   ot_obj *k = ot_kernel_new(name ? name : "<unknown kernel>", source_file, properties,
                             properties_hash, d);
@@ -276,8 +303,10 @@ void occa_tools_build_end(occa_tools_call_t *call, occa_tools_data_t *kernel,
   if (inactive() || !call)
     return;
   ot_obj *k = pending(call);
-  if (!k)
+  if (!k) {
+    end_without_object(call);
     return;
+  }
   ot_thread *t = ot_enter();
   if (!t)
     return;
@@ -315,8 +344,10 @@ void occa_tools_run_begin(occa_tools_call_t *call, occa_tools_data_t *kernel, co
       !atomic_load_explicit(&known->windows, memory_order_relaxed) && ot_kernel_decided(known))
     return;
   ot_thread *t = ot_enter();
-  if (OT_UNLIKELY(!t))
+  if (OT_UNLIKELY(!t)) {
+    call->tool_data = LOST; /* counted: its end is counted too */
     return;
+  }
   ot_obj *d = ot_device_of(device);
   ot_obj *k = ot_kernel_of(kernel, name, d);
   if (OT_UNLIKELY(!k)) {
@@ -402,8 +433,10 @@ static void sync_begin(occa_tools_call_t *call, unsigned kind, occa_tools_data_t
     return;
   call_clear(call);
   ot_thread *t = ot_enter();
-  if (!t)
+  if (!t) {
+    call->tool_data = LOST; /* counted: its end is counted too */
     return;
+  }
   ot_obj *o = kind == OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN ? ot_stream_of(slot, NULL)
                                                            : ot_device_of(slot);
   if (want(t, kind, ot_obj_selected(o))) {

@@ -133,6 +133,7 @@ typedef struct ot_buf {
   uint32_t pred_slot;         /* the owner's previous buffer, or UINT32_MAX */
   uint32_t pred_seq;
   uint32_t idle;              /* writer only: nothing new at its last partial take */
+  uint32_t spans_out;         /* writer only: partial spans taken, not yet released */
   struct ot_thread *owner;    /* set before OWNED; thread structs are never freed */
   struct ot_buf *_Atomic next; /* link in the full stack */
 } ot_buf;
@@ -201,8 +202,9 @@ OT_HIDDEN uint64_t *ot_reserve_slow(ot_thread *t, unsigned words);
 OT_HIDDEN int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes);
 OT_HIDDEN void ot_wake_writer(void);
 OT_HIDDEN void ot_count_drop(unsigned reason, uint64_t n);
-/* One event of t not recorded for reason, counted (and, for buffer_full,
- * reported in the thread's next DROPPED record). */
+/* One event of t not recorded for reason, counted; for buffer_full also
+ * reported in a DROPPED record, at once when t's buffer has room, else first
+ * in its next buffer. */
 OT_HIDDEN void ot_drop(ot_thread *t, unsigned reason);
 OT_HIDDEN void ot_thread_key_init(void);
 
@@ -216,7 +218,8 @@ static inline ot_thread *ot_self(void) {
  * runtime (occa_tools.h forbids that), and the call is counted as one
  * dropped event (reason reentrant) instead of corrupting the buffer or
  * waiting on a lock the interrupted code holds. The store needs no fence:
- * the writer's membarrier orders it before the buffer's limit is read. */
+ * the writer's membarrier orders it before this thread's reads of its limit
+ * (buffers.c: reclaim_idle). */
 static inline ot_thread *ot_enter(void) {
   ot_thread *t = ot_self();
   if (OT_UNLIKELY(t == NULL))

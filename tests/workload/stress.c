@@ -11,9 +11,10 @@
  *                            then pops them all.
  *   stress reentry K         a worker records markers "work" in a loop; the
  *                            main thread signals it K times (SIGUSR1), and
- *                            its handler records a marker "handler" (which
- *                            occa_tools.h forbids: the runtime must count
- *                            the calls that interrupt one of its own).
+ *                            its handler records a marker "handler" and a
+ *                            failed allocation (begin and end): 3 events
+ *                            (occa_tools.h forbids that: the runtime must
+ *                            count the calls that interrupt one of its own).
  *   stress devtime           one recorded launch and its device time, then
  *                            device times for ids that are no launch's.
  *
@@ -109,9 +110,14 @@ static void deep(int d) {
 static atomic_int handler_calls, worker_ready, worker_stop;
 static atomic_long worker_markers;
 
+/* Three events: a marker, and a failed allocation's begin and end (a call
+ * that creates an object, whose end must be counted with its begin). */
 static void on_usr1(int sig) {
   (void)sig;
   occa_tools_marker("handler");
+  occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
+  occa_tools_memory_alloc_begin(&c, NULL, 8, NULL);
+  occa_tools_memory_alloc_end(&c, NULL, NULL, OCCA_TOOLS_FAILED);
   atomic_fetch_add(&handler_calls, 1);
 }
 
@@ -165,13 +171,14 @@ static void devtime(void) {
   occa_tools_run_begin(&c, &kern, "k", &dev, NULL);
   uint64_t launch = c.correlation_id;
   occa_tools_run_end(&c, OCCA_TOOLS_OK);
+  occa_tools_kernel_device_time(launch, 1000, 2000); /* the last id handed out */
   c = (occa_tools_call_t)OCCA_TOOLS_CALL_INIT;
   occa_tools_device_finish_begin(&c, &dev);
   uint64_t finish = c.correlation_id;
   occa_tools_device_finish_end(&c);
-  occa_tools_kernel_device_time(launch, 1000, 2000);
   occa_tools_kernel_device_time(finish, 1000, 2000);        /* a call, not a launch */
-  occa_tools_kernel_device_time(launch + 2, 1000, 2000);    /* no launch has it */
+  occa_tools_kernel_device_time(launch + 1000, 1000, 2000); /* its thread is not there yet */
+  occa_tools_kernel_device_time((99ull << 40) | 1, 1000, 2000); /* no such thread */
   occa_tools_kernel_device_time(12345, 1000, 2000);         /* made up */
   printf("stress: devtime launch=%d\n", launch != 0);
 }
