@@ -39,9 +39,10 @@ void ot_count_drop(unsigned reason, uint64_t n) {
     atomic_fetch_add_explicit(&dropped[reason], n, memory_order_relaxed);
 }
 
-/* Part of the memory budget is kept for the writer (the Go runtime, the
- * compressor and its batches): the buffers get the rest. */
-#define WRITER_RESERVE (8ull << 20)
+/* Part of the memory budget is kept for the writer (the Go core's code
+ * pages, about 5 MiB resident, the Go runtime, the compressors and their
+ * batches; runtime/core/start.go writerReserve): the buffers get the rest. */
+#define WRITER_RESERVE (12ull << 20)
 
 int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
   if (buffer_bytes < 4096 || buffer_bytes > (1u << 30))
