@@ -60,14 +60,21 @@ func contentionSection() error {
 	fmt.Printf("  %-34s %-28s %s\n", "process CPU (s)", fmt.Sprintf("%.2f", ur.cpu.Seconds()), fmt.Sprintf("%.2f", tr.cpu.Seconds()))
 	fmt.Printf("  %-34s x%.2f inside bursts (+%.2f ns/event); wall x%.3f (%.2f s untraced, %.2f s traced)\n",
 		"application slowdown", tb/ub, tb-ub, num(tm, "elapsed_s")/num(um, "elapsed_s"), num(um, "elapsed_s"), num(tm, "elapsed_s"))
-	lost := float64(emitted-min(inTrace, emitted)) / float64(max(emitted, 1)) * 100
-	fmt.Printf("  %-34s %d of %d in the trace; dropped %s = %.2f %% of the events\n", "events", inTrace, emitted, ti.droppedText(), lost)
-	// The writer's CPU: the traced run's CPU less the untraced run's (same
-	// events, same hogs) less the hot path's extra time inside the bursts.
-	hot := (tb - ub) * float64(emitted) / 1e9
-	wcpu := tr.cpu.Seconds() - ur.cpu.Seconds() - hot
-	fmt.Printf("  %-34s %.2f s = %.1f ns/event (CPU traced - untraced - hot path %.2f s)\n", "writer + Go runtime CPU", wcpu, wcpu*1e9/float64(max(inTrace, 1)), hot)
+	// A dropped begin takes its end with it (the end is never emitted).
+	missing := emitted - min(inTrace, emitted)
+	fmt.Printf("  %-34s %d of %d in the trace; %.2f %% missing: %s dropped begins and their ends\n", "events",
+		inTrace, emitted, float64(missing)/float64(max(emitted, 1))*100, ti.droppedText())
+	wcpu := writerCPU(tr, tm, ur, um)
+	fmt.Printf("  %-34s %.2f s = %.1f ns per event written (process CPU less the app's threads')\n", "writer + Go runtime CPU",
+		wcpu, wcpu*1e9/float64(max(inTrace, 1)))
 	return nil
+}
+
+// writerCPU is the traced run's CPU time outside the application's threads
+// (the writer, the Go runtime, the final flush), less the same in the
+// untraced run (loading the library), in seconds.
+func writerCPU(traced result, tm map[string]string, untraced result, um map[string]string) float64 {
+	return (traced.cpu.Seconds() - num(tm, "app_cpu_s")) - (untraced.cpu.Seconds() - num(um, "app_cpu_s"))
 }
 
 // cpuHogs keeps n CPUs busy, one spinning thread each, until stop.
