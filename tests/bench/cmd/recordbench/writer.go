@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// ---- Section 4: the writer under CPU contention ------------------------------------
+// ---- Section 2b: the writer under CPU contention (tests/bench/README.md) ----------
 //
 // A fully subscribed node (one MPI rank per core) leaves the writer no idle
 // core: it competes with the application. One CPU hog per core stands in
@@ -24,7 +24,7 @@ var contentionDur = 5 * time.Second
 func contentionSection() error {
 	hogs := runtime.NumCPU()
 	secs := contentionDur.Seconds()
-	fmt.Printf("\n== 4. Contention: %d threads x %.1f M events/s (bursts of %d) for %.0f s with %d CPU hog(s), one per core\n",
+	fmt.Printf("\n== 2b. Contention: %d threads x %.1f M events/s (bursts of %d) for %.0f s with %d CPU hog(s), one per core\n",
 		*threads, *rate/1e6, *burst, secs, hogs)
 	stop := cpuHogs(hogs)
 	defer stop()
