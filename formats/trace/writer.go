@@ -63,6 +63,11 @@ type writerOptions struct {
 	kinds       []KindDesc // the kind table to write with; nil: KindTable(). Set by tests only.
 }
 
+// encoderWindow is the zstd window the Writer compresses with: a smaller
+// one than a chunk's body is a valid frame that any reader decodes (readers
+// accept windows up to MaxRaw).
+const encoderWindow = 1 << 20
+
 // WithLevel sets the compression level. Default LevelFastest.
 func WithLevel(l Level) WriterOption {
 	return func(o *writerOptions) error {
@@ -109,6 +114,11 @@ func NewWriter(w io.Writer, h *Header, opts ...WriterOption) (*Writer, error) {
 		zstd.WithEncoderConcurrency(o.concurrency),
 		zstd.WithEncoderCRC(false), // the chunk CRC covers the payload
 		zstd.WithZeroFrames(true),
+		// A chunk is compressed on its own, and one thread's batch is rarely
+		// over 1 MiB: a larger window only costs memory (8 MiB of history
+		// per encoder by default, inside the traced program's budget).
+		zstd.WithWindowSize(encoderWindow),
+		zstd.WithLowerEncoderMem(true),
 		zstd.WithAllLitEntropyCompression(true))
 	if err != nil {
 		return nil, fmt.Errorf("trace: %v", err)

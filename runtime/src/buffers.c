@@ -82,9 +82,10 @@ void ot_drop(ot_thread *t, unsigned reason) {
     t->drop_since = ot_ticks();
 }
 
-/* Part of the memory budget is kept for the writer (the Go runtime, the
- * compressor and its batches): the buffers get the rest. */
-#define WRITER_RESERVE (8ull << 20)
+/* Part of the memory budget is kept for the writer (the Go core's code
+ * pages, about 5 MiB resident, the Go runtime, the compressors and their
+ * batches; runtime/core/start.go writerReserve): the buffers get the rest. */
+#define WRITER_RESERVE (12ull << 20)
 #define MIN_CAP (64u << 10)
 #define MAX_SLOTS (1u << 16)
 

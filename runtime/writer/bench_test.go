@@ -3,6 +3,7 @@ package writer
 import (
 	"encoding/binary"
 	"io"
+	"math/rand"
 	"syscall"
 	"testing"
 	"time"
@@ -13,13 +14,15 @@ import (
 )
 
 // benchSpans fills full 1 MiB buffers (the default buffer_size) of threads
-// with what tests/bench/throughput.c records: run_begin/run_end pairs about
-// 6.5 ns apart in TSC ticks (2.5 GHz), four kernels, one device and stream,
-// correlation ids counting up per thread.
+// with what tests/bench/throughput.c records: run_begin/run_end pairs 5.6
+// to 7.2 ns apart in TSC ticks (2.5 GHz) in bursts of 1000 events 100 us
+// apart, four kernels, one device and stream, correlation ids counting up
+// per thread.
 func benchSpans(threads, perThread int) ([]Span, int) {
 	const bufBytes = 1 << 20
 	var spans []Span
 	events := 0
+	rng := rand.New(rand.NewSource(1))
 	for th := 1; th <= threads; th++ {
 		var corr uint64
 		ticks := uint64(1_000_000)
@@ -35,9 +38,12 @@ func benchSpans(threads, perThread int) ([]Span, int) {
 			corr++
 			id := uint64(th)<<40 | corr
 			buf = appendRaw(buf, ticks, trace.RunBegin, id, uint64(1+th%4), 1, 1)
-			ticks += 16
+			ticks += 14 + uint64(rng.Intn(5))
 			buf = appendRaw(buf, ticks, trace.RunEnd, id, 0)
-			ticks += 16
+			ticks += 14 + uint64(rng.Intn(5))
+			if i%500 == 499 { // the end of a burst: a pause
+				ticks += 250_000 + uint64(rng.Intn(2500))
+			}
 			events += 2
 		}
 		flush()
@@ -73,7 +79,7 @@ type benchHost struct {
 }
 
 func (h *benchHost) SyncPoint() (uint64, int64) {
-	t := h.shift + 8_000_000 // after the spans' last record
+	t := h.shift + 200_000_000 // after the spans' last record
 	return t, int64(t) * 2 / 5
 }
 
@@ -131,4 +137,5 @@ func benchCycle(b *testing.B, encoders int) {
 		b.Fatalf("%d events written, %d clamped, %d lost; want %d, 0, 0", st.TotalEvents(), st.Clamped, l.writeLost, b.N*events)
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(events), "cpu-ns/event")
+	b.ReportMetric(float64(tw.BytesWritten())/float64(b.N)/float64(events), "B/event")
 }

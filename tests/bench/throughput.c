@@ -8,7 +8,8 @@
  *
  * Prints "key=value" lines: events emitted (what the threads called; with
  * everything recorded each call is one event), elapsed time, time spent inside
- * bursts (the recording calls themselves), bursts that started late, and the
+ * bursts (the recording calls themselves), bursts that started late, the
+ * application's own CPU time (its threads', app_cpu_s), and the
  * process's peak memory (VmHWM of /proc/self/status) at the end of main and
  * again from a destructor that runs after the library's (after the final
  * flush).
@@ -39,12 +40,18 @@ typedef struct worker {
   pthread_t th;
   int index;
   occa_tools_data_t kernel;
-  uint64_t emitted, late, busy_ns, elapsed_ns;
+  uint64_t emitted, late, busy_ns, elapsed_ns, cpu_ns;
 } worker;
 
 static uint64_t mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -89,6 +96,7 @@ static void *work(void *p) {
     }
   }
   w->elapsed_ns = mono_ns() - start;
+  w->cpu_ns = thread_cpu_ns();
   return NULL;
 }
 
@@ -159,12 +167,13 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  uint64_t emitted = 0, late = 0, busy = 0, bursts = 0;
+  uint64_t emitted = 0, late = 0, busy = 0, bursts = 0, app_cpu = 0;
   for (long i = 0; i < nthreads; i++) {
     pthread_join(ws[i].th, NULL);
     emitted += ws[i].emitted;
     late += ws[i].late;
     busy += ws[i].busy_ns;
+    app_cpu += ws[i].cpu_ns;
     bursts += ws[i].emitted / (uint64_t)(burst / 2 * 2);
     printf("thread%ld_emitted=%llu thread%ld_elapsed_s=%.3f thread%ld_rate=%.0f\n", i,
            (unsigned long long)ws[i].emitted, i, (double)ws[i].elapsed_ns / 1e9, i,
@@ -172,6 +181,9 @@ int main(int argc, char **argv) {
   }
   uint64_t wall = mono_ns() - t0;
   printf("events_emitted=%llu\n", (unsigned long long)emitted);
+  /* The application's CPU (the emitting threads and main): the rest of the
+   * process's CPU time is the tool's writer and the Go runtime. */
+  printf("app_cpu_s=%.3f\n", (double)(app_cpu + thread_cpu_ns()) / 1e9);
   printf("elapsed_s=%.3f\n", (double)wall / 1e9);
   printf("bursts=%llu late_bursts=%llu\n", (unsigned long long)bursts, (unsigned long long)late);
   printf("busy_ns_per_event=%.2f\n", (double)busy / (double)emitted);

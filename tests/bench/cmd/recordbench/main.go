@@ -6,7 +6,9 @@
 //     per case: absent, no-config, recorded + floor, filtered, lttng);
 //   - throughput: T threads emitting R events/s each for D seconds, traced
 //     (events in the trace, drops, bytes, peak memory against an untraced run);
-//   - size: trace bytes per event of tests/workload.
+//   - size: trace bytes per event of tests/workload;
+//   - contention: the throughput run with one CPU hog per core, untraced
+//     and traced (the application's slowdown, drops, the writer's CPU).
 //
 // It is a benchmark command, not a test: a missed target prints FAIL and the
 // command still exits 0 (unless -strict). It exits 1 when a run itself fails.
@@ -35,7 +37,7 @@ import (
 
 var (
 	buildDir  = flag.String("build", "build", "build directory holding lib/ and tests/")
-	only      = flag.String("only", "cost,throughput,size", "sections to run: cost, throughput, size")
+	only      = flag.String("only", "cost,throughput,size,contention", "sections to run: cost, throughput, size, contention")
 	events    = flag.Int("events", 1000000, "cost: events per repetition")
 	reps      = flag.Int("reps", 15, "cost: timed repetitions per case and round (median and min over all)")
 	rounds    = flag.Int("rounds", 2, "cost: rounds of the cases, one process per case and round")
@@ -93,6 +95,7 @@ func main() {
 	run("cost", costSection)
 	run("throughput", throughputSection)
 	run("size", sizeSection)
+	run("contention", contentionSection)
 	fmt.Printf("\nrecordbench: done in %.1f s", time.Since(start).Seconds())
 	if len(missed) > 0 {
 		fmt.Printf("; targets missed: %s\n", strings.Join(missed, "; "))
@@ -735,6 +738,13 @@ func throughputSection() error {
 			"where time goes", num(x.m, "busy_ns_per_event"), num(um, "busy_ns_per_event"), toolCPU,
 			hot, toolCPU-hot, (toolCPU-hot)*1e9/float64(emitted))
 		if i == 0 {
+			// Issue 11's target for the writer at default settings.
+			w, res := writerCPU(x.r, x.m, ur, um)*1e9/float64(max(inTrace, 1)), "PASS"
+			if w > 10 {
+				res = "FAIL"
+				missed = append(missed, fmt.Sprintf("throughput: writer CPU %.1f ns/event > 10", w))
+			}
+			fmt.Printf("  %-34s %.1f ns/event (process CPU less the app's threads', per event written), target <= 10  %s\n", "writer CPU per event", w, res)
 			if inTrace != emitted || x.t.dropped() != 0 || x.t.backwards != 0 {
 				missed = append(missed, fmt.Sprintf("throughput: %d of %d events in the trace, %d dropped", inTrace, emitted, x.t.dropped()))
 			}
