@@ -173,3 +173,19 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// A panic while parsing (here: a decoder made to panic) is one config
+// error, naming the file, and the config is the default one.
+func TestParsePanicIsAnError(t *testing.T) {
+	saved := rootTable
+	defer func() { rootTable = saved }()
+	rootTable = &table{fields: []*field{{name: "boom", decode: func(*decoder, *keyPath, any, any) bool { panic("boom") }}}}
+	cfg, err := Parse("p.toml", []byte("on_error = \"abort\"\nboom = 1\n"))
+	want := "p.toml: internal error while reading the config (boom); please report it, with the file"
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant    %s", err, want)
+	}
+	if cfg == nil || cfg.OnError != OnErrorAbort || cfg.Output != Default().Output {
+		t.Errorf("config = %+v, want the default with on_error = abort", cfg)
+	}
+}

@@ -79,12 +79,14 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data) {
 static int target_loaded(const char *targets) {
   if (dl_iterate_phdr(on_object, (void *)targets))
     return 1;
-  /* A name that only the loader's list knows (a link-time alias): ask it. */
+  /* A name that only the loader's list knows (a link-time alias): ask it.
+   * Not a path, which no base name matches: dlopen opens a path even with
+   * RTLD_NOLOAD, and a named pipe there would block the process for ever. */
   const char *p = targets;
   char name[256];
   while (*p) {
     size_t n = strcspn(p, ":,");
-    if (n > 0 && n < sizeof name) {
+    if (n > 0 && n < sizeof name && !memchr(p, '/', n)) {
       memcpy(name, p, n);
       name[n] = '\0';
       void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,5 +170,29 @@ func TestShimTargetLibOverride(t *testing.T) {
 	cmd.Wait()
 	if got := traces(t, out); len(got) != 1 {
 		t.Errorf("want 1 trace, got %v", got)
+	}
+}
+
+// A target that is a path to a named pipe is no library name: the shim
+// neither opens it (which would block the process for ever) nor traces.
+func TestShimTargetLibNamedPipe(t *testing.T) {
+	out := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "libocca.so")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/true")
+	cmd.Env = preloadEnv(out, "OCCA_TOOLS_TARGET_LIB="+fifo)
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatal("/bin/true did not end: the shim opened the named pipe")
+	}
+	if err != nil || len(b) != 0 {
+		t.Errorf("/bin/true: %v, output %q", err, b)
+	}
+	if got := traces(t, out); len(got) != 0 {
+		t.Errorf("want no trace, got %v", got)
 	}
 }
