@@ -118,15 +118,21 @@ func TestManyThreadsSteadyNoDrops(t *testing.T) {
 // account for every marker the program made.
 func TestSignalHandlerReentryCounted(t *testing.T) {
 	g, out := runStress(t, tinyWait, "reentry", "1000")
-	var calls, work int
-	if _, err := fmt.Sscanf(out, "stress: reentry handler_calls=%d worker_markers=%d", &calls, &work); err != nil {
+	var calls, work, refused int
+	if _, err := fmt.Sscanf(out, "stress: reentry handler_calls=%d worker_markers=%d refused=%d", &calls, &work, &refused); err != nil {
 		t.Fatalf("stdout %q: %v", out, err)
 	}
 	reentrant := g.stats.Dropped[trace.DropReentrant]
-	inTrace := g.markers("handler") + g.markers("work") + g.counts[trace.MemoryAllocBegin] + g.counts[trace.MemoryAllocEnd]
+	// main's allocation of the memory the handler tags: 2 events.
+	inTrace := g.markers("handler") + g.markers("work") + g.counts[trace.MemoryAllocBegin] + g.counts[trace.MemoryAllocEnd] - 2
 	if uint64(inTrace)+g.stats.TotalDropped() != uint64(3*calls+work) || g.stats.TotalDropped() != reentrant {
 		t.Errorf("in trace %d + dropped (%s) != 3 x %d handler calls + %d worker markers",
 			inTrace, droppedBy(g.stats), calls, work)
+	}
+	// A handler that interrupted a call lost its 3 events and was refused
+	// its control call; every other handler call tagged the memory.
+	if uint64(3*refused) != reentrant {
+		t.Errorf("%d control calls refused, want a third of the %d re-entrant drops", refused, reentrant)
 	}
 	t.Logf("%d events of %d handler calls (3 each) interrupted a call and were counted", reentrant, calls)
 }

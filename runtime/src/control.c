@@ -127,15 +127,24 @@ int occa_tools_flush(void) {
 int occa_tools_tag_kernel(const char *kernel_name, const char *tag) {
   if (!active() || !kernel_name || !tag || !*tag || !ot_core.tag_kernel)
     return -1;
+  ot_thread *t = ot_enter_control();
+  if (!t)
+    return -1;
   ot_core.tag_kernel(kernel_name, tag);
   atomic_fetch_add(&ot_epoch, 1); /* kernels remake their decision on next use */
+  ot_leave(t);
   return 0;
 }
 
 int occa_tools_tag_memory(const void *address, const char *tag) {
   if (!active())
     return -1;
-  return ot_memory_tag(address, tag);
+  ot_thread *t = ot_enter_control();
+  if (!t)
+    return -1;
+  int rc = ot_memory_tag(address, tag);
+  ot_leave(t);
+  return rc;
 }
 
 static const uint64_t domain_kinds[OCCA_TOOLS_DOMAIN_COUNT] = {

@@ -233,6 +233,18 @@ static inline ot_thread *ot_enter(void) {
   return t;
 }
 
+/* ot_enter for the control calls that record nothing but take the string
+ * table's lock or call into Go (occa_tools_tag_kernel, _tag_memory):
+ * re-entered from a signal handler they refuse, with nothing to count. */
+static inline ot_thread *ot_enter_control(void) {
+  ot_thread *t = ot_self();
+  if (OT_UNLIKELY(t == NULL || atomic_load_explicit(&t->in_call, memory_order_relaxed)))
+    return NULL;
+  atomic_store_explicit(&t->in_call, 1, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  return t;
+}
+
 /* Release: the writer that reads 0 also sees the records written before. */
 static inline void ot_leave(ot_thread *t) {
   atomic_store_explicit(&t->in_call, 0, memory_order_release);

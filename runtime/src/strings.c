@@ -47,6 +47,10 @@ ot_str *ot_intern(const char *s) {
     if (e->hash == h && e->len == n && memcmp(e->text, s, n) == 0)
       return e;
   }
+  /* A child of the raw fork system call has only the thread that forked:
+   * a lock another thread held then is held for ever there. */
+  if (ot_forked_child())
+    return NULL;
   pthread_mutex_lock(&str_mu);
   ot_str *found = NULL;
   uint32_t i = (uint32_t)h & mask;
@@ -85,6 +89,8 @@ ot_str *ot_intern(const char *s) {
 void ot_def(unsigned kind, unsigned nargs, const uint64_t *args, const char *text,
             uint32_t text_len) {
   uint64_t need = 8 + 8ull * nargs + ((text_len + 7u) & ~7u);
+  if (ot_forked_child()) /* as in ot_intern; nobody would write it there */
+    return;
   pthread_mutex_lock(&defs_mu);
   if (defs_len + need > defs_cap) {
     uint64_t cap = defs_cap ? defs_cap * 2 : 64 * 1024;

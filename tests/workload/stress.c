@@ -107,17 +107,23 @@ static void deep(int d) {
 
 /* ---- reentry ----------------------------------------------------------------- */
 
-static atomic_int handler_calls, worker_ready, worker_stop;
+static atomic_int handler_calls, handler_refused, worker_ready, worker_stop;
+/* The address of a memory object main allocates, which the handler tags. */
+#define TAGGED ((const void *)0x1000)
 static atomic_long worker_markers;
 
 /* Three events: a marker, and a failed allocation's begin and end (a call
- * that creates an object, whose end must be counted with its begin). */
+ * that creates an object, whose end must be counted with its begin); and a
+ * control call, which a handler that interrupted a call is refused (it
+ * would take the string table's lock). */
 static void on_usr1(int sig) {
   (void)sig;
   occa_tools_marker("handler");
   occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
   occa_tools_memory_alloc_begin(&c, NULL, 8, NULL);
   occa_tools_memory_alloc_end(&c, NULL, NULL, OCCA_TOOLS_FAILED);
+  if (occa_tools_tag_memory(TAGGED, "handler") != 0)
+    atomic_fetch_add(&handler_refused, 1);
   atomic_fetch_add(&handler_calls, 1);
 }
 
@@ -141,6 +147,10 @@ static void reentry(int k) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   sigaction(SIGUSR1, &sa, NULL);
+  occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
+  occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
+  occa_tools_memory_alloc_begin(&c, NULL, 64, NULL);
+  occa_tools_memory_alloc_end(&c, &slot, TAGGED, OCCA_TOOLS_OK);
   pthread_t w;
   pthread_create(&w, NULL, reentry_worker, NULL);
   while (!atomic_load(&worker_ready))
@@ -153,8 +163,8 @@ static void reentry(int k) {
   }
   atomic_store(&worker_stop, 1);
   pthread_join(w, NULL);
-  printf("stress: reentry handler_calls=%d worker_markers=%ld\n", atomic_load(&handler_calls),
-         atomic_load(&worker_markers));
+  printf("stress: reentry handler_calls=%d worker_markers=%ld refused=%d\n",
+         atomic_load(&handler_calls), atomic_load(&worker_markers), atomic_load(&handler_refused));
 }
 
 /* ---- devtime ----------------------------------------------------------------- */
