@@ -133,7 +133,9 @@ func (l *Loop) Run() {
 			return
 		}
 		now := time.Now()
-		periodic := wake == WakeFlush || !now.Before(l.nextFlush)
+		// A flush requested after Wait returned for another reason is in req
+		// all the same: this cycle must take the live buffers for it too.
+		periodic := wake == WakeFlush || req > l.done || !now.Before(l.nextFlush)
 		l.cycle(periodic, wake == WakeFlush)
 		if periodic {
 			l.nextFlush = now.Add(l.opt.FlushInterval)
