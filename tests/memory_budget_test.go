@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +16,8 @@ import (
 
 // The tool's whole footprint (buffers, Go runtime and heap, compressors,
 // code) stays within output.memory, also when the writer falls behind and
-// every buffer fills: two threads record as fast as they can while two CPU
-// hogs take the CPUs from the writer. The footprint is the peak resident
+// every buffer fills: one thread per CPU records as fast as it can while two
+// CPU hogs take more CPU from the writer. The footprint is the peak resident
 // memory (VmHWM) of the traced run minus that of the same program loaded
 // without a config.
 func TestToolMemoryWithinBudget(t *testing.T) {
@@ -44,7 +46,8 @@ func peakRSS(t *testing.T, env []string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), "-t", "2", "--spin-forever")
+	threads := strconv.Itoa(max(2, runtime.NumCPU()))
+	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), "-t", threads, "--spin-forever")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
 	if env == nil {

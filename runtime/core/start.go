@@ -97,6 +97,10 @@ func start(h cHost, s *C.ot_settings_t) (rc int) {
 	// Two compressors: the writer keeps up with bursts while the application
 	// uses the other core, and on a busy machine it still has a second one.
 	encoders := min(2, runtime.NumCPU())
+	// The tool's goroutines: the writer and the encoders. More Ps would only
+	// let the collector take more of the application's cores (a quarter of
+	// GOMAXPROCS) and grow the runtime's per-P memory inside the reserve.
+	runtime.GOMAXPROCS(encoders + 1)
 	tw, err := trace.NewWriter(out, hdr, trace.WithLevel(trace.Level(cfg.Output.Compression)),
 		trace.WithConcurrency(encoders))
 	if err != nil {

@@ -96,11 +96,11 @@ void ot_window_set(uint32_t w, int open) {
 }
 
 void ot_window_time(uint32_t w, uint64_t from_ticks, uint64_t to_ticks) {
-  if (w >= ot_nwindows || ot_cfg.windows[w].kind != OT_WINDOW_TIME || from_ticks > to_ticks)
+  if (w >= ot_nwindows || ot_cfg.windows[w].kind != OT_WINDOW_TIME || from_ticks > to_ticks ||
+      atomic_load(&win_retired[w]))
     return;
-  /* Widen first, then narrow: a reader between the stores sees either
-   * window or a wider one only while both edges are ahead (the writer
-   * refines only then), so no event is decided by a mix. */
+  /* Two stores, not one: the writer moves an edge only while it is well
+   * ahead of the clock, so no event is decided between them. */
   atomic_store(&win_to[w], to_ticks);
   atomic_store(&win_from[w], from_ticks);
 }

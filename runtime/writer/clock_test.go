@@ -2,6 +2,7 @@ package writer
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 )
 
@@ -94,5 +95,45 @@ func TestClockBoundsMemory(t *testing.T) {
 	}
 	if got := c.Nanos(3 * maxPoints * 1000); got != 3*maxPoints*400 {
 		t.Errorf("latest point maps to %d", got)
+	}
+}
+
+// The cached fixed-point segment gives exactly interpolate's result, for
+// TSCs faster and slower than 1 GHz, whatever order the ticks come in.
+func TestClockFastPathExact(t *testing.T) {
+	// 3 ticks a nanosecond: the fixed-point fraction 2^64/3 rounds down,
+	// so at tick 3 the product falls just short of 1 ns (the carry case).
+	c := NewClock(false)
+	c.Add(0, 0)
+	c.Add(3000, 1000)
+	c.Add(6000, 2000)
+	c.Nanos(1) // caches the first segment
+	if got := c.Nanos(3); got != 1 {
+		t.Errorf("Nanos(3) at 3 ticks/ns = %d, want 1", got)
+	}
+	r := rand.New(rand.NewSource(1))
+	for _, ticksPerSecond := range []uint64{25_000_000, 1_000_000_000, 2_596_130_000, 3_900_000_000} {
+		c := NewClock(false)
+		var pts []syncPoint
+		tick, mono := uint64(1)<<40, int64(1)<<40
+		for i := 0; i < 50; i++ {
+			c.Add(tick, mono)
+			pts = append(pts, syncPoint{tick, mono})
+			ns := int64(1e6 + r.Intn(1e9)) // 1 ms to 1 s apart, rates jittered
+			tick += uint64(float64(ns) * float64(ticksPerSecond) / 1e9 * (1 + (r.Float64()-0.5)*1e-4))
+			mono += ns
+		}
+		for n := 0; n < 10_000; n++ {
+			// A run of ticks in one segment, as in a span: the first takes
+			// the exact path and caches the segment, the others use it.
+			i := 1 + r.Intn(len(pts)-1)
+			a, b := pts[i-1], pts[i]
+			for k := 0; k < 20; k++ {
+				x := a.ticks + uint64(r.Int63n(int64(b.ticks-a.ticks)))
+				if got, want := c.Nanos(x), interpolate(a, b, x); got != want {
+					t.Fatalf("%d Hz: Nanos(%d) = %d, want %d (segment %d)", ticksPerSecond, x, got, want, i)
+				}
+			}
+		}
 	}
 }

@@ -59,8 +59,8 @@ type Loop struct {
 	done      uint64
 
 	twin      []timeWindow
-	lastTicks uint64 // the last sync point
-	lastMono  int64
+	startMono int64  // Options.Start on CLOCK_MONOTONIC
+	lastTicks uint64 // ticks of the last sync point given to clock
 
 	toggles         uint64
 	toggleRecording bool // recording after the last toggle seen
@@ -102,7 +102,7 @@ func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 	}
 	ticks, mono := h.SyncPoint()
 	l.addSync(ticks, mono)
-	l.lastTicks, l.lastMono = ticks, mono
+	l.lastTicks = ticks
 	l.initTimeWindows(mono)
 	l.lastSync = time.Now()
 	l.nextFlush = time.Now().Add(l.opt.FlushInterval)
@@ -133,7 +133,9 @@ func (l *Loop) Run() {
 			return
 		}
 		now := time.Now()
-		periodic := wake == WakeFlush || !now.Before(l.nextFlush)
+		// A flush requested after Wait returned for another reason is in req
+		// all the same: this cycle must take the live buffers for it too.
+		periodic := wake == WakeFlush || req > l.done || !now.Before(l.nextFlush)
 		l.cycle(periodic, wake == WakeFlush)
 		if periodic {
 			l.nextFlush = now.Add(l.opt.FlushInterval)
@@ -410,7 +412,7 @@ func (l *Loop) check(err error, events uint64) {
 func (l *Loop) syncNow() {
 	ticks, mono := l.h.SyncPoint()
 	l.addSync(ticks, mono)
-	l.lastTicks, l.lastMono = ticks, mono
+	l.lastTicks = ticks
 	l.lastSync = time.Now()
 }
 

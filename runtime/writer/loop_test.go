@@ -332,3 +332,58 @@ func TestLoopStreamsABacklog(t *testing.T) {
 		l.stopEncoders()
 	}
 }
+
+// lateFlushHost has a flush requested just after Wait returned for a full
+// buffer: the flush is only done once the live buffers are written too.
+type lateFlushHost struct {
+	fakeHost
+	once       bool
+	doneBefore int // spans released when the flush was reported done
+}
+
+func (h *lateFlushHost) Wait(d time.Duration) Wake {
+	h.mu.Lock()
+	first := !h.once
+	h.once = true
+	h.mu.Unlock()
+	if first {
+		h.RequestFlush() // arrives after Wait decided WakeWork
+		return WakeWork
+	}
+	time.Sleep(time.Millisecond)
+	return h.fakeHost.Wait(d)
+}
+
+func (h *lateFlushHost) FlushDone(seq uint64) {
+	h.mu.Lock()
+	if h.doneBefore < 0 {
+		h.doneBefore = len(h.released)
+	}
+	h.done = seq
+	h.mu.Unlock()
+}
+
+func TestLoopFlushRequestedDuringWake(t *testing.T) {
+	h := &lateFlushHost{doneBefore: -1}
+	h.windows = map[int]bool{}
+	h.full = []Span{{Data: rawRecord(20_000, trace.Marker, 1), Thread: 1, Slot: 0, Full: true}}
+	h.partial = []Span{{Data: rawRecord(20_010, trace.Marker, 2), Thread: 2, Slot: 1}}
+	var buf bytes.Buffer
+	tw, _ := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Start: time.Now()})
+	l.Start()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.mu.Lock()
+		done := h.done
+		h.mu.Unlock()
+		if done > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.Shutdown()
+	if h.doneBefore != 2 {
+		t.Errorf("the flush was reported done with %d of 2 spans written (the live buffer's was left for later)", h.doneBefore)
+	}
+}

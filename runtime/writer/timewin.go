@@ -17,9 +17,11 @@ import (
 // Events outside the window are never recorded, as while paused: they are
 // neither in the trace nor counted as dropped.
 
-// refineAhead is how far ahead of the clock an edge must be for its
-// threshold to move: no event is being decided near it meanwhile.
-const refineAhead = 5 * time.Millisecond
+// refineAhead is how far ahead of the clock, read just before, an edge
+// must be for its threshold to move: no event is decided near the edge
+// meanwhile unless this goroutine stalls that long between the read and the
+// store.
+const refineAhead = 100 * time.Millisecond
 
 // noEdge is a threshold that is never reached.
 const noEdge = math.MaxUint64
@@ -35,9 +37,9 @@ type timeWindow struct {
 // initTimeWindows places the windows' edges on the monotonic clock; start
 // is the config's start time, read at the same moment as mono.
 func (l *Loop) initTimeWindows(mono int64) {
-	startMono := mono - int64(time.Since(l.opt.Start))
+	l.startMono = mono - int64(time.Since(l.opt.Start))
 	for _, w := range l.opt.TimeWindows {
-		tw := timeWindow{TimeWindow: w, openAt: startMono + int64(max(w.Delay, 0)), closeAt: math.MaxInt64}
+		tw := timeWindow{TimeWindow: w, openAt: l.startMono + int64(max(w.Delay, 0)), closeAt: math.MaxInt64}
 		if w.Duration > 0 {
 			tw.closeAt = tw.openAt + int64(w.Duration)
 		}
@@ -74,7 +76,11 @@ func (l *Loop) startTimeWindows() {
 // of the edges passed, and retires the windows that are settled. It runs
 // after a sync point (each cycle).
 func (l *Loop) timeWindows() {
-	now, mono := l.lastTicks, l.lastMono
+	if len(l.twin) == 0 {
+		return
+	}
+	now := l.lastTicks
+	_, mono := l.h.SyncPoint()
 	for i := range l.twin {
 		w := &l.twin[i]
 		if w.retired {
@@ -124,5 +130,5 @@ func (l *Loop) nextEdge() time.Time {
 		return time.Time{}
 	}
 	// Wake just after it, so that a sync point lies past the threshold.
-	return time.Now().Add(time.Duration(next-l.lastMono) + time.Millisecond)
+	return l.opt.Start.Add(time.Duration(next-l.startMono) + time.Millisecond)
 }
