@@ -1,9 +1,11 @@
 """Loads the Spack recipe with a stand-in for Spack's package API and runs
-its stand-alone tests (test_* methods) against an installed prefix:
+its stand-alone tests (test_* methods) against an installed prefix, then
+checks that check() runs go with the build's Go environment:
     python3 tests/install/recipe_smoke.py <prefix> [version]
 Spack itself cannot run in CI; this checks the recipe's Python, its
 directives' arguments and what its tests run (the real binaries, the
-bundled workload), not Spack's concretization or fetching."""
+bundled workload), not Spack's concretization, fetching or compiler
+wrapper (spack/README.md: run it on a real Spack by hand)."""
 
 import contextlib
 import importlib.util
@@ -94,9 +96,9 @@ def stub_modules():
 
 
 class Spec:
-    def __init__(self, version, go_prefix="/nonexistent/go"):
+    def __init__(self, version):
         self.version = version
-        self.deps = {"go": types.SimpleNamespace(prefix=Prefix(go_prefix))}
+        self.deps = {"go": types.SimpleNamespace(prefix=Prefix("/nonexistent/go"))}
 
     def satisfies(self, s):
         return s == "@develop" and self.version == "develop"
