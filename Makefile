@@ -2,7 +2,10 @@
 # build/; `make test` runs every test; `make demo` traces the bundled workload.
 GO      ?= go
 CC      ?= cc
-CXX     ?= c++
+# make predefines CXX as g++ (origin "default"), which ?= would keep.
+ifeq ($(origin CXX),default)
+CXX     = c++
+endif
 BUILD   ?= build
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 CFLAGS  ?= -O2 -g
@@ -185,7 +188,8 @@ DESTDIR ?=
 OCCA_DIR ?=
 INSTALL ?= install
 ABI_VERSION = $(shell sed -n 's/^\#define OCCA_TOOLS_ABI_VERSION \([0-9]*\)u*$$/\1/p' runtime/include/occa_tools.h)
-# X.Y.Z of a vX.Y.Z tag (CMake compares versions numerically); 0.0.0 untagged.
+# X.Y.Z of a vX.Y.Z tag (CMake and pkg-config compare versions numerically);
+# 0.0.0 untagged.
 NUMERIC_VERSION = $(or $(shell echo '$(VERSION)' | sed -n 's/^v\{0,1\}\([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\).*/\1/p'),0.0.0)
 
 # A release tarball has no .git: its VERSION file gives the version (unless
@@ -227,7 +231,13 @@ $(PKG_BUILD)/occa-tools.1: $(BUILD)/bin/occa-tools cmd/occa-tools/mkman.sh
 	@mkdir -p $(@D)
 	sh cmd/occa-tools/mkman.sh $(BUILD)/bin/occa-tools '$(VERSION)' > $@
 
-install: all test-programs $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConfig.cmake \
+# What install copies, and only that: not the test programs (the stand-in
+# libocca, the OpenMP programs), which `make test-programs` builds. The
+# Spack recipe builds `all workload`.
+.PHONY: workload
+workload: $(WORKLOAD)
+
+install: all workload $(PKG_BUILD)/occa-tools.pc $(PKG_BUILD)/OccaToolsConfig.cmake \
 	$(PKG_BUILD)/OccaToolsConfigVersion.cmake $(PKG_BUILD)/occa-tools.1
 	$(INSTALL) -d $(INSTALL_ROOT)/bin $(INSTALL_ROOT)/lib/pkgconfig $(INSTALL_ROOT)/lib/cmake/OccaTools \
 	  $(INSTALL_ROOT)/include $(INSTALL_ROOT)/share/occa-tools/configs \

@@ -5,14 +5,17 @@
 #   2. from the moved prefix, with no build-tree paths in the environment:
 #      occa-tools version/help, the workload traced with an installed config,
 #      info and dump on its trace (convert and summary when `help` lists them),
-#      and a check with LD_DEBUG that every library came from the prefix;
+#      a check with LD_DEBUG that every library came from the prefix, and
+#      occa-prof on the stand-in libocca's driver (make standin);
 #   3. a C program built with pkg-config and another with CMake against the
 #      installed header and library, run traced;
-#   4. make dist; its checksum; the tarball built with GOFLAGS=-mod=vendor
-#      GOPROXY=off and an empty module cache (no network, no cache);
+#   4. make dist; its checksum; the tarball built as the Spack recipe builds
+#      it (make all workload) with GOFLAGS=-mod=vendor GOPROXY=off and an
+#      empty module cache (no network, no cache);
 #   5. python3 -m py_compile of the Spack recipe, the recipe consistency
 #      test (go test ./tests/install), and the recipe's test_* methods run
-#      on the installed prefix (tests/install/recipe_smoke.py).
+#      on the installed prefix and its check()'s Go environment
+#      (tests/install/recipe_smoke.py).
 # Needs: cc, make, go, pkg-config, cmake, python3, readelf (binutils).
 # KEEP=1 keeps the temporary directory.
 set -euo pipefail
@@ -110,8 +113,8 @@ fi
 step "the installed occa-prof on an OCCA program (the stand-in libocca of the build tree)"
 # The program and its libocca are test inputs; occa-prof, the adapter, the
 # shim and the runtime all come from the moved prefix.
+make -s standin >/dev/null
 driver=$(pwd)/${BUILD:-build}/standin/occa-standin-driver
-[ -x "$driver" ] || fail "$driver is missing: run make standin first"
 run env OCCA_CACHE_DIR="$tmp/occa-cache" LD_DEBUG=libs LD_DEBUG_OUTPUT="$tmp/lddebug-prof" \
   occa-prof --output "$tmp/prof" "$driver" -n 5 > "$tmp/prof.txt" 2>&1 || { cat "$tmp/prof.txt"; fail "occa-prof failed"; }
 grep -q "^ok$" "$tmp/prof.txt" || fail "the driver under occa-prof did not print ok"
@@ -124,7 +127,13 @@ echo "ok: occa-prof traced the driver with the installed adapter: $(ls "$tmp"/pr
 step "a C program built with pkg-config against the installed tree"
 export PKG_CONFIG_PATH="$p/lib/pkgconfig"
 echo "pkg-config --modversion: $(pkg-config --modversion occa-tools); flags: $(pkg-config --cflags --libs occa-tools)"
-[ "$(pkg-config --modversion occa-tools)" = "$version" ] || fail "occa-tools.pc says version $(pkg-config --modversion occa-tools)"
+# Numeric, as CMake's version file (X.Y.Z of a tag, 0.0.0 untagged), so that
+# --atleast-version compares numbers.
+numeric=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' "$p/lib/cmake/OccaTools/OccaToolsConfigVersion.cmake")
+echo "$numeric" | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+' || fail "OccaToolsConfigVersion.cmake has version '$numeric'"
+[ "$(pkg-config --modversion occa-tools)" = "$numeric" ] || fail "occa-tools.pc says version $(pkg-config --modversion occa-tools), want $numeric"
+pkg-config --atleast-version="$numeric" occa-tools || fail "pkg-config --atleast-version=$numeric fails"
+! pkg-config --atleast-version="$((${numeric%%.*} + 1)).0.0" occa-tools || fail "pkg-config --atleast-version: a newer major passes"
 [ "$(pkg-config --variable=abi_version occa-tools)" = "$abi" ] || fail "occa-tools.pc abi_version"
 libdir=$(pkg-config --variable=libdir occa-tools)
 # shellcheck disable=SC2046
@@ -158,7 +167,7 @@ src=$(echo "$tmp"/dist/occa-tools-*)
 [ -f "$src/VERSION" ] && [ -f "$src/vendor/modules.txt" ] || fail "the tarball lacks VERSION or vendor/modules.txt"
 [ ! -e "$src/.git" ] || fail "the tarball holds .git"
 (cd "$src" && env -u VERSION GOFLAGS=-mod=vendor GOPROXY=off GOMODCACHE="$tmp/empty-modcache" \
-  GOPATH="$tmp/empty-gopath" GOTOOLCHAIN=local make -s all test-programs >/dev/null)
+  GOPATH="$tmp/empty-gopath" GOTOOLCHAIN=local make -s all workload >/dev/null)
 (cd "$src" && ./build/bin/occa-tools version | sed -n '1,1p') | tee "$tmp/dist-version.txt"
 [ "$(cat "$tmp/dist-version.txt")" = "occa-tools version $(cat "$src/VERSION")" ] ||
   fail "the tarball's build does not report its VERSION file"

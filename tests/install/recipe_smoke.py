@@ -1,9 +1,11 @@
 """Loads the Spack recipe with a stand-in for Spack's package API and runs
-its stand-alone tests (test_* methods) against an installed prefix:
+its stand-alone tests (test_* methods) against an installed prefix, then
+checks that check() runs go with the build's Go environment:
     python3 tests/install/recipe_smoke.py <prefix> [version]
 Spack itself cannot run in CI; this checks the recipe's Python, its
 directives' arguments and what its tests run (the real binaries, the
-bundled workload), not Spack's concretization or fetching."""
+bundled workload), not Spack's concretization, fetching or compiler
+wrapper (spack/README.md: run it on a real Spack by hand)."""
 
 import contextlib
 import importlib.util
@@ -96,9 +98,52 @@ def stub_modules():
 class Spec:
     def __init__(self, version):
         self.version = version
+        self.deps = {"go": types.SimpleNamespace(prefix=Prefix("/nonexistent/go"))}
 
     def satisfies(self, s):
         return s == "@develop" and self.version == "develop"
+
+    def __getitem__(self, name):
+        return self.deps[name]
+
+
+GO_VARS = ("CGO_ENABLED", "GOTOOLCHAIN", "GOFLAGS", "GOPROXY", "GOPATH")
+
+
+def check_go_env(pkg):
+    """check() (spack install --test=root) runs the build's go with the
+    build's Go environment, for a release tarball (vendor/) and develop."""
+    with tempfile.TemporaryDirectory() as d:
+        go, log = os.path.join(d, "go", "bin", "go"), os.path.join(d, "go.log")
+        os.makedirs(os.path.dirname(go))
+        with open(go, "w") as f:
+            # A stand-in go that writes its environment and arguments.
+            f.write(f"#!/bin/sh\nexec >'{log}'\n"
+                    + "".join(f'echo "{v}=${{{v}-unset}}"\n' for v in GO_VARS) + 'echo "args=$*"\n')
+        os.chmod(go, 0o755)
+        pkg.spec.deps["go"].prefix = Prefix(os.path.join(d, "go"))
+        pkg.stage = types.SimpleNamespace(path=d, source_path=os.path.join(d, "src"))
+        os.makedirs(pkg.stage.source_path)
+        for kind in ("develop", "release"):
+            if kind == "release":
+                os.makedirs(os.path.join(pkg.stage.source_path, "vendor"))
+            env = pkg._go_env()
+            want = ({"GOFLAGS": "-mod=vendor", "GOPROXY": "off"} if kind == "release" else
+                    {"GOFLAGS": "-modcacherw", "GOPATH": os.path.join(d, "go")})
+            assert all(env.get(k) == v for k, v in want.items()), f"{kind}: Go environment {env}"
+            args = pkg._make_args()
+            assert f"GO={go}" in args and all(f"{k}={v}" in args for k, v in env.items()), \
+                f"{kind}: make arguments {args} lack the Go environment {env}"
+            if os.path.exists(log):
+                os.remove(log)
+            pkg.check()
+            with open(log) as f:
+                got = dict(line.rstrip("\n").split("=", 1) for line in f)
+            for v in GO_VARS:
+                assert got[v] == env.get(v, os.environ.get(v, "unset")), \
+                    f"{kind}: check() ran go with {v}={got[v]}, the build with {env}"
+            assert got["args"].startswith("test "), got["args"]
+            print(f"PASSED check_go_env ({kind}): go {got['args']} with {env}")
 
 
 def main():
@@ -127,6 +172,11 @@ def main():
             except Exception as e:  # noqa: BLE001 - report every test
                 print(f"FAILED {name}: {e!r}")
                 failed += 1
+    try:
+        check_go_env(pkg)
+    except Exception as e:  # noqa: BLE001 - report it like a test
+        print(f"FAILED check_go_env: {e!r}")
+        failed += 1
     sys.exit(1 if failed else 0)
 
 

@@ -10,10 +10,7 @@
 import glob
 import os
 
-try:  # Spack >= 1.0
-    from spack_repo.builtin.build_systems.go import GoPackage
-except ImportError:  # Spack 0.2x: GoPackage comes with spack.package
-    pass
+from spack_repo.builtin.build_systems.go import GoPackage
 
 from spack.package import *
 
@@ -43,9 +40,13 @@ class OccaTools(GoPackage):
     # go.mod says `go 1.24.0`; GoPackage sets GOTOOLCHAIN=local, so the
     # toolchain must be at least that.
     depends_on("go@1.24:", type="build")
-    # cgo: the runtime core is a -buildmode=c-shared library; the runtime,
-    # the workload and the header check are C.
+    # cgo: the runtime core is a -buildmode=c-shared library; the runtime
+    # and the workload are C.
     depends_on("c", type="build")
+    # The OCCA adapter (lib/libocca_tools_occa.so) is C++. Spack 1.x's
+    # compiler wrapper refuses a language the recipe does not declare
+    # ("SPACK_CXX_* variables not set"), and sets CXX only for a declared one.
+    depends_on("cxx", type="build")
     depends_on("gmake", type="build")
 
     # The OCCA adapter (lib/libocca_tools_occa.so) is always built: it needs
@@ -57,10 +58,6 @@ class OccaTools(GoPackage):
         description="Depend on OCCA; test that occa-prof captures an OCCA program",
     )
     depends_on("occa", when="+occa")
-
-    # Spack 0.2x's GoPackage reads this; Spack >= 1.0 enables cgo because
-    # of depends_on("c").
-    cgo_enabled = True
 
     sanity_check_is_file = [
         join_path("bin", "occa-tools"),
@@ -83,40 +80,48 @@ class OccaTools(GoPackage):
     def headers(self):
         return find_headers("occa_tools", root=self.prefix.include, recursive=False)
 
-    def _make_args(self):
-        args = [
-            f"PREFIX={self.prefix}",
-            f"GO={self.spec['go'].prefix.bin.go}",
-            # The runtime core is -buildmode=c-shared: cgo is required (Spack
-            # >= 1.0 enables it for packages that depend on "c"; older Spack
-            # reads cgo_enabled). The Makefile builds the commands with
-            # CGO_ENABLED=0 itself.
-            "CGO_ENABLED=1",
-            "GOTOOLCHAIN=local",
-        ]
+    def _go_env(self):
+        """The Go environment of both the build and check(): the same module
+        source, module cache and toolchain rule."""
+        env = {
+            # The runtime core is -buildmode=c-shared: cgo is required (the
+            # Makefile builds the commands with CGO_ENABLED=0 itself).
+            "CGO_ENABLED": "1",
+            "GOTOOLCHAIN": "local",
+        }
         if os.path.isdir(join_path(self.stage.source_path, "vendor")):
             # A release tarball: build from vendor/, never from the network.
-            args += ["GOFLAGS=-mod=vendor", "GOPROXY=off"]
+            env.update(GOFLAGS="-mod=vendor", GOPROXY="off")
         else:
             # develop: modules are downloaded into the stage's GOPATH; keep
             # them deletable.
-            args += ["GOFLAGS=-modcacherw", f"GOPATH={join_path(self.stage.path, 'go')}"]
-        return args
+            env.update(GOFLAGS="-modcacherw", GOPATH=join_path(self.stage.path, "go"))
+        return env
+
+    def _make_args(self):
+        # Command-line variables, which make also exports to go.
+        args = [f"PREFIX={self.prefix}", f"GO={self.spec['go'].prefix.bin.go}"]
+        return args + [f"{k}={v}" for k, v in self._go_env().items()]
 
     def build(self, spec, prefix):
+        # Only what install copies: not the test programs (`make
+        # test-programs`: the stand-in libocca, the OpenMP programs, which
+        # want clang), which Spack's compilers would not build.
         with working_dir(self.stage.source_path):
-            make("all", "test-programs", *self._make_args())
+            make("all", "workload", *self._make_args())
 
     def install(self, spec, prefix):
         with working_dir(self.stage.source_path):
             make("install", *self._make_args(), parallel=False)
 
     def check(self):
-        """`spack install --test=root`: the Go tests (no race detector: it
-        needs a cgo toolchain Spack may not give; `make test` in CI does)."""
+        """`spack install --test=root`: the Go tests, with the build's Go and
+        Go environment (no race detector: it needs a cgo toolchain Spack may
+        not give; `make test` in CI does)."""
+        go = Executable(self.spec["go"].prefix.bin.go)
         with working_dir(self.stage.source_path):
-            go = which("go", required=True)
-            go("test", "-count=1", "./formats/...", "./filters/...", "./cmd/...")
+            go("test", "-count=1", "./formats/...", "./filters/...", "./cmd/...",
+               extra_env=self._go_env())
 
     # ---- stand-alone tests: spack test run occa-tools ----
 
