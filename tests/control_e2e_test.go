@@ -9,6 +9,7 @@ import (
 	"github.com/libocca/occa-tools/filters"
 	"github.com/libocca/occa-tools/filters/config"
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/cpuload"
 )
 
 func compile(t *testing.T, name, text string) *filters.Program {
@@ -92,7 +93,7 @@ func TestRankFromLauncher(t *testing.T) {
 // edges, not by when the writer's timer runs, so it holds with two CPU hogs
 // competing with the writer (the test starts them).
 func TestTimeWindow(t *testing.T) {
-	stop := cpuHogs(2)
+	stop := cpuload.Hogs(2)
 	defer stop()
 	cases := []struct {
 		text    string

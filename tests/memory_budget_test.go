@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/libocca/occa-tools/tests/cpuload"
 )
 
 // The tool's whole footprint (buffers, Go runtime and heap, compressors,
@@ -22,7 +24,7 @@ import (
 // without a config.
 func TestToolMemoryWithinBudget(t *testing.T) {
 	const budget = 64 << 20 // the default output.memory
-	stop := cpuHogs(2)
+	stop := cpuload.Hogs(2)
 	defer stop()
 	untraced := peakRSS(t, nil)
 	dir := t.TempDir()

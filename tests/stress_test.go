@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libocca/occa-tools/filters"
-	"github.com/libocca/occa-tools/filters/config"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -172,51 +170,4 @@ func TestDeviceTimeOnlyForRecordedLaunches(t *testing.T) {
 	if launch == 0 || len(times) != 1 || times[0] != launch {
 		t.Errorf("device times for %x, want one for the launch %x", times, launch)
 	}
-}
-
-// In overload (the smallest pool, on_full = "drop"), every event the
-// workload makes is in the trace or counted, exactly: the end of a call
-// whose begin was dropped counts too.
-func TestDropModeAccountsForEveryEvent(t *testing.T) {
-	text := "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\nflush_interval = \"1s\"\n"
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	done := make(chan *run, 1)
-	go func() { done <- runWorkload(t, text, nil, "-t", "4", "-s", "20000") }()
-	var r *run
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		t.Fatal("the workload did not finish in 45 s")
-	}
-	if r.err != nil || len(r.traces) != 1 {
-		t.Fatalf("run: %v, traces %v\n%s", r.err, r.traces, r.stderr)
-	}
-	g := readTrace(t, r.traces[0])
-	if g.err != nil {
-		t.Fatal(g.err)
-	}
-	cfg, _ := config.Parse("t", []byte(text))
-	prog, _ := filters.Compile(cfg)
-	want := predict(prog, options{threads: 4, steps: 20000})
-	total, recorded := 0, 0
-	for k, n := range want.counts {
-		total += n
-		recorded += g.counts[k]
-	}
-	dropped := g.stats.TotalDropped()
-	if uint64(recorded)+dropped != uint64(total) {
-		t.Errorf("recorded %d + dropped %d (%s) = %d, the workload made %d",
-			recorded, dropped, droppedBy(g.stats), uint64(recorded)+dropped, total)
-	}
-	var inEvents uint64
-	for _, e := range g.events {
-		if e.Kind == trace.Dropped {
-			inEvents += e.Args[0]
-		}
-	}
-	if inEvents > dropped {
-		t.Errorf("Dropped records report %d, the stats %d", inEvents, dropped)
-	}
-	t.Logf("recorded %d, dropped %d of %d", recorded, dropped, total)
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/libocca/occa-tools/tests/cpuload"
 )
 
 // ---- Section 2b: the writer under CPU contention (tests/bench/README.md) ----------
@@ -26,7 +26,7 @@ func contentionSection() error {
 	secs := contentionDur.Seconds()
 	fmt.Printf("\n== 2b. Contention: %d threads x %.1f M events/s (bursts of %d) for %.0f s with %d CPU hog(s), one per core\n",
 		*threads, *rate/1e6, *burst, secs, hogs)
-	stop := cpuHogs(hogs)
+	stop := cpuload.Hogs(hogs)
 	defer stop()
 	args := []string{bin("throughput"), lib(), "--threads", strconv.Itoa(*threads), "--rate", fmt.Sprint(*rate),
 		"--duration", fmt.Sprint(secs), "--burst", strconv.Itoa(*burst)}
@@ -75,20 +75,4 @@ func contentionSection() error {
 // untraced run (loading the library), in seconds.
 func writerCPU(traced result, tm map[string]string, untraced result, um map[string]string) float64 {
 	return (traced.cpu.Seconds() - num(tm, "app_cpu_s")) - (untraced.cpu.Seconds() - num(um, "app_cpu_s"))
-}
-
-// cpuHogs keeps n CPUs busy, one spinning thread each, until stop.
-func cpuHogs(n int) (stop func()) {
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			for !done.Load() {
-			}
-		}()
-	}
-	return func() { done.Store(true); wg.Wait() }
 }
