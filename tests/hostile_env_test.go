@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // The environment and the config file come from outside: whatever they
@@ -38,22 +38,20 @@ func hostileEnv() []string {
 
 // runWithin runs the workload (-t 1 -s 2 unless args say otherwise) in dir,
 // traces going to dir/out unless env says otherwise, and fails the test if
-// it has not ended within 30 seconds.
+// it has not ended within the test's deadline (testproc).
 func runWithin(t *testing.T, dir string, env []string, args ...string) *run {
 	t.Helper()
 	if len(args) == 0 {
 		args = []string{"-t", "1", "-s", "2"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), args...)
+	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(hostileEnv(), "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out")), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("the program did not end within 30s (env %q); stderr:\n%s", env, stderr.String())
+	if testproc.Hung(t) {
+		t.Fatalf("the program did not end within the test's deadline (env %q); stderr:\n%s", env, stderr.String())
 	}
 	r := &run{dir: dir, stdout: stdout.String(), stderr: stderr.String(), err: err}
 	r.traces, _ = filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
@@ -350,9 +348,7 @@ func TestSignalsWithHostileConfig(t *testing.T) {
 			if tc.handler {
 				args = append(args, "--install-handler")
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), args...)
+			cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), args...)
 			cmd.Dir = dir
 			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+mkfifo(t, filepath.Join(dir, "fifo.toml")),
 				"OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
@@ -374,7 +370,7 @@ func TestSignalsWithHostileConfig(t *testing.T) {
 			})
 			cmd.Process.Signal(tc.sig)
 			err = cmd.Wait()
-			if ctx.Err() != nil {
+			if testproc.Hung(t) {
 				t.Fatalf("the program did not end; stderr:\n%s", stderr())
 			}
 			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)

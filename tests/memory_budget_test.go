@@ -2,10 +2,8 @@ package tests
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/libocca/occa-tools/tests/cpuload"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // The tool's whole footprint (buffers, Go runtime and heap, compressors,
@@ -46,10 +45,8 @@ func TestToolMemoryWithinBudget(t *testing.T) {
 // the largest VmHWM seen, in bytes.
 func peakRSS(t *testing.T, env []string) int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	threads := strconv.Itoa(max(2, runtime.NumCPU()))
-	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), "-t", threads, "--spin-forever")
+	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), "-t", threads, "--spin-forever")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
 	if env == nil {

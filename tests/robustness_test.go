@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"github.com/libocca/occa-tools/filters/config"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/cpuload"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // stderrLines strips what varies (time, pid) from the runtime's log lines.
@@ -124,16 +124,14 @@ func TestUnwritableDirectoryRunsUntraced(t *testing.T) {
 }
 
 // startWorkload runs the workload in the background (for signals). It is
-// killed 30 s after its start, so a signal that does not end it fails the
-// test instead of hanging it.
+// killed at the test's deadline (testproc), so a signal that does not end
+// it fails the test instead of hanging it.
 func startWorkload(t *testing.T, configText string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "trace.toml")
 	os.WriteFile(cfg, []byte(configText), 0o644)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "workload"), args...)
+	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), args...)
 	cmd.Dir = dir
 	cmd.WaitDelay = time.Second // a hung child holding the pipes must not hang Wait
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // sigRun is one run of tests/signals/sigprog.
@@ -53,16 +52,14 @@ func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
 			"LD_PRELOAD="+filepath.Join(buildDir, "lib", "libocca_tools_preload.so"),
 			"OCCA_TOOLS_TARGET_LIB=libc.so")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd := testproc.Command(t, prog, args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("sigprog %v (%s) did not end within 30 s; stdout:\n%s", args, modeNames[mode], stdout.String())
+	if testproc.Hung(t) {
+		t.Fatalf("sigprog %v (%s) did not end within the test's deadline; stdout:\n%s", args, modeNames[mode], stdout.String())
 	}
 	r := &sigRun{stdout: stdout.String(), stderr: stderr.String(), exit: "exit 0"}
 	var ee *exec.ExitError
@@ -215,17 +212,15 @@ func TestDlcloseIsSafe(t *testing.T) {
 			dir := t.TempDir()
 			cfg := filepath.Join(dir, "trace.toml")
 			os.WriteFile(cfg, []byte("[output]\nflush_interval = \"20ms\"\n"), 0o644)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "unload"),
+			cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "unload"),
 				filepath.Join(buildDir, "lib", "libocca_tools.so.1"), end)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
-			if ctx.Err() != nil {
-				t.Fatal("unload did not end within 30 s")
+			if testproc.Hung(t) {
+				t.Fatal("unload did not end within the test's deadline")
 			}
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			if end == "exit" && err != nil || end != "exit" && (!ws.Signaled() || ws.Signal() != syscall.SIGTERM) {

@@ -2,16 +2,14 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // The runtime's buffer and accounting limits, with tests/workload/stress.c,
@@ -30,15 +28,13 @@ func runStress(t *testing.T, configText string, args ...string) (*got, string) {
 	if err := os.WriteFile(cfgPath, []byte(configText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(buildDir, "tests", "stress"), args...)
+	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "stress"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfgPath, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("stress %v: %v (deadline: %v)\nstderr:\n%s", args, err, ctx.Err(), stderr.String())
+		t.Fatalf("stress %v: %v (hung: %v)\nstderr:\n%s", args, err, testproc.Hung(t), stderr.String())
 	}
 	traces, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
 	if len(traces) != 1 {

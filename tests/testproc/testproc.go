@@ -44,6 +44,17 @@ func testContext(t testing.TB) context.Context {
 	return ctx
 }
 
+// Hung reports whether t's deadline has passed: a program it started was
+// killed for running too long (Command has marked t failed already), so the
+// caller can stop with what the program printed instead of checking its
+// output further.
+func Hung(t testing.TB) bool {
+	mu.Lock()
+	ctx := contexts[t]
+	mu.Unlock()
+	return ctx != nil && ctx.Err() == context.DeadlineExceeded
+}
+
 // Command is exec.Command for a test: the program runs in its own process
 // group, which is killed with SIGKILL once the test's deadline passes, and
 // the test then fails with the command line. WaitDelay bounds how long Wait
