@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"sort"
 	"strconv"
@@ -124,7 +125,14 @@ func infoOne(env *Env, path string) error {
 	}
 	fmt.Fprintf(w, "started:     %s (monotonic %d ns)\n", time.Unix(0, h.WallStart).UTC().Format(time.RFC3339Nano), h.MonoStart)
 	if h.BufferSize != 0 || h.BufferCount != 0 {
-		fmt.Fprintf(w, "buffers:     %d x %s, limit %s\n", h.BufferCount, bytesize(h.BufferSize), bytesize(h.MemoryLimit))
+		// The runtime sizes each thread's buffers by use, up to buffer_size;
+		// buffer_count x buffer_size is what they may hold together.
+		total := "an impossible amount" // a damaged or forged header
+		if hi, lo := bits.Mul64(h.BufferCount, h.BufferSize); hi == 0 {
+			total = bytesize(lo)
+		}
+		fmt.Fprintf(w, "buffers:     %s in buffers of up to %s, limit %s\n",
+			total, bytesize(h.BufferSize), bytesize(h.MemoryLimit))
 	}
 
 	if sum.events > 0 {

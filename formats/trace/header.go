@@ -38,7 +38,7 @@ type Header struct {
 	ConfigPath  string
 	ConfigText  string
 	BufferSize  uint64 // bytes per thread buffer
-	BufferCount uint64 // buffers in the pool
+	BufferCount uint64 // buffer memory in units of BufferSize (FORMAT.md §2)
 	MemoryLimit uint64 // byte limit of the pool
 
 	// Kinds is the file's kind table (FORMAT.md §4): how each kind's events
