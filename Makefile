@@ -132,6 +132,20 @@ $(TEST_BIN)/unload: tests/signals/unload.c runtime/include/occa_tools.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
 
+# The descriptor test (tests/descriptors_test.go): closeall linked against
+# the runtime, and without it (untraced, the preload shim).
+CLOSEALL = $(TEST_BIN)/closeall
+test-programs: $(CLOSEALL) $(CLOSEALL)-plain
+
+$(CLOSEALL): tests/descriptors/closeall.c $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
+	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+$(CLOSEALL)-plain: tests/descriptors/closeall.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
+
 $(STRESS): tests/workload/stress.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \

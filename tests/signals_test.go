@@ -16,36 +16,43 @@ import (
 	"github.com/libocca/occa-tools/tests/testproc"
 )
 
-// sigRun is one run of tests/signals/sigprog.
+// sigRun is one run of a test program traced one of three ways.
 type sigRun struct {
+	dir            string // where it ran
 	stdout, stderr string
 	exit           string // "exit 0" or "signal hangup"
 	traces         []string
 }
 
-// How a sigprog run is traced.
+// How a test program (sigprog, closeall) is run.
 const (
-	untraced = iota // sigprog-plain: no runtime in the process
-	linked          // sigprog, linked against the runtime
-	shim            // sigprog-plain under the preload shim, which dlopens the runtime
+	untraced = iota // NAME-plain: no runtime in the process
+	linked          // NAME, linked against the runtime
+	shim            // NAME-plain under the preload shim, which dlopens the runtime
 )
 
 var modeNames = []string{"untraced", "linked", "shim"}
 
-// runSigprog runs sigprog (args: see tests/signals/sigprog.c) with a
-// deadline, so that a hang fails the test instead of hanging go test.
+// runSigprog runs sigprog (args: see tests/signals/sigprog.c).
 func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
+	t.Helper()
+	return runTraced(t, "sigprog", "[output]\nflush_interval = \"60s\"\n", mode, args...)
+}
+
+// runTraced runs build/tests/NAME (linked) or NAME-plain in a fresh
+// directory, traced by mode with configText.
+func runTraced(t *testing.T, name, configText string, mode int, args ...string) *sigRun {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "trace.toml")
-	if err := os.WriteFile(cfg, []byte("[output]\nflush_interval = \"60s\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(configText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prog := filepath.Join(buildDir, "tests", "sigprog-plain")
+	prog := filepath.Join(buildDir, "tests", name+"-plain")
 	env := append(os.Environ(), "OCCA_TOOLS_CONFIG=", "LD_PRELOAD=")
 	switch mode {
 	case linked:
-		prog = filepath.Join(buildDir, "tests", "sigprog")
+		prog = filepath.Join(buildDir, "tests", name)
 		env = append(env, "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 	case shim:
 		env = append(env, "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"),
@@ -59,9 +66,9 @@ func runSigprog(t *testing.T, mode int, args ...string) *sigRun {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if testproc.Hung(t) {
-		t.Fatalf("sigprog %v (%s) did not end within the test's deadline; stdout:\n%s", args, modeNames[mode], stdout.String())
+		t.Fatalf("%s %v (%s) did not end within the test's deadline; stdout:\n%s", name, args, modeNames[mode], stdout.String())
 	}
-	r := &sigRun{stdout: stdout.String(), stderr: stderr.String(), exit: "exit 0"}
+	r := &sigRun{dir: dir, stdout: stdout.String(), stderr: stderr.String(), exit: "exit 0"}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ws := ee.Sys().(syscall.WaitStatus)

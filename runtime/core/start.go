@@ -49,6 +49,11 @@ func start(h cHost, s *C.ot_settings_t) (rc int) {
 			rc = startUntraced
 		}
 	}()
+	// Start the Go runtime's poller now, so that its descriptors exist
+	// before the C side records which descriptors are the tool's
+	// (runtime/src/fds.c): a timer is what starts it, and one would later
+	// anyway (the collector's scavenger, the writer's own waits).
+	time.Sleep(time.Microsecond)
 	env := readEnv()
 	cfg, err := config.Load(env.config)
 	if err == nil {
@@ -94,6 +99,7 @@ func start(h cHost, s *C.ot_settings_t) (rc int) {
 	hdr := header(h, cfg, &info, startTime, useTSC, poolBuffers(cfg.Output.Memory, cfg.Output.BufferSize))
 	limitGoMemory(cfg.Output.Memory)
 	out := newGuardedFile(f)
+	s.trace_fd = C.int32_t(out.fd)
 	// Two compressors: the writer keeps up with bursts while the application
 	// uses the other core, and on a busy machine it still has a second one.
 	encoders := min(2, runtime.NumCPU())

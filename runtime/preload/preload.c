@@ -27,9 +27,10 @@
  * If libocca_tools.so.1 is already part of the process (the program links
  * it), the shim does nothing: that copy starts the runtime itself.
  *
- * Exported: sigaction, signal, bsd_signal, sysv_signal and __sysv_signal
- * (everything else is hidden). The runtime exports them to keep the
- * application's view of its exit signals (runtime/src/lifecycle.c), but a
+ * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, close,
+ * close_range and closefrom (everything else is hidden). The runtime exports
+ * them to keep the application's view of its exit signals
+ * (runtime/src/lifecycle.c) and its own descriptors (runtime/src/fds.c), but a
  * dlopen'ed library interposes nothing; the shim, preloaded, comes first and
  * forwards them to the runtime it loaded, or to the next definition (libc,
  * or the runtime the program links) when it loaded none. */
@@ -43,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define RUNTIME_SONAME "libocca_tools.so.1"
 #define DEFAULT_TARGETS "libocca.so"
@@ -110,9 +113,20 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef void (*handler_fn)(int);
 typedef handler_fn (*signal_fn)(int, handler_fn);
 
-enum { F_SIGACTION, F_SIGNAL, F_BSD_SIGNAL, F_SYSV_SIGNAL, F_SYSV_SIGNAL2, NFORWARD };
-static const char *const forward_names[NFORWARD] = {"sigaction", "signal", "bsd_signal",
-                                                    "sysv_signal", "__sysv_signal"};
+enum {
+  F_SIGACTION,
+  F_SIGNAL,
+  F_BSD_SIGNAL,
+  F_SYSV_SIGNAL,
+  F_SYSV_SIGNAL2,
+  F_CLOSE,
+  F_CLOSE_RANGE,
+  F_CLOSEFROM,
+  NFORWARD
+};
+static const char *const forward_names[NFORWARD] = {
+    "sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal",
+    "close",     "close_range", "closefrom"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -151,6 +165,31 @@ EXPORT handler_fn signal(int sig, handler_fn h) { return call_signal(F_SIGNAL, s
 EXPORT handler_fn bsd_signal(int sig, handler_fn h) { return call_signal(F_BSD_SIGNAL, sig, h); }
 EXPORT handler_fn sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL, sig, h); }
 EXPORT handler_fn __sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL2, sig, h); }
+
+/* The runtime keeps its own descriptors from the application's close(),
+ * close_range() and closefrom() (runtime/src/fds.c); a runtime loaded
+ * here does not interpose them, so these forward to it. */
+typedef int (*close_fn)(int);
+typedef int (*close_range_fn)(unsigned, unsigned, int);
+typedef void (*closefrom_fn)(int);
+
+EXPORT int close(int fd) {
+  close_fn f = (close_fn)target(F_CLOSE);
+  return f ? f(fd) : (int)syscall(SYS_close, fd);
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  close_range_fn f = (close_range_fn)target(F_CLOSE_RANGE);
+  return f ? f(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+}
+
+EXPORT void closefrom(int lowfd) {
+  closefrom_fn f = (closefrom_fn)target(F_CLOSEFROM);
+  if (f)
+    f(lowfd);
+  else
+    syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
+}
 
 /* ---- Loading the runtime ------------------------------------------------- */
 

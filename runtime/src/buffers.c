@@ -13,13 +13,12 @@
  * on the hot path (rt.h: ot_enter). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
-#include <poll.h>
 #include <stddef.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -43,7 +42,10 @@ static _Atomic uint32_t next_thread_index = 1;
 static _Atomic uint32_t live_threads;
 static ot_thread *_Atomic all_threads; /* every struct ever made; exited ones are reused */
 static _Atomic uint64_t dropped[8];
-static int wake_fd = -1;
+/* The writer sleeps on this word; threads bump it and wake the writer. A
+ * futex, not a descriptor: the application may close every descriptor it did
+ * not open (fds.c), and waking a futex is async-signal-safe. */
+static _Atomic uint32_t wake_word;
 static pthread_key_t thread_key;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 static uint32_t *revoking;          /* writer only: slots asked back this round */
@@ -127,16 +129,12 @@ int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
     pool[i].slot = (uint32_t)i;
   pool_len = (uint32_t)slots;
   fence_init();
-  wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  return wake_fd < 0 ? -1 : 0;
+  return 0;
 }
 
 void ot_wake_writer(void) {
-  if (wake_fd >= 0) {
-    uint64_t one = 1;
-    ssize_t r = write(wake_fd, &one, sizeof one); /* async-signal-safe */
-    (void)r;
-  }
+  atomic_fetch_add_explicit(&wake_word, 1, memory_order_release);
+  syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* ---- Threads -------------------------------------------------------------- */
@@ -434,18 +432,16 @@ uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
 /* ---- Writer side ------------------------------------------------------------ */
 
 int ot_host_wait(int timeout_ms) {
+  /* Read before the checks: a wake-up after them changes the word, and the
+   * wait below then returns at once. */
+  uint32_t seen = atomic_load_explicit(&wake_word, memory_order_acquire);
   if (atomic_load(&flush_requested_seq) > atomic_load(&flush_done_seq) ||
       atomic_load(&reclaim_wanted))
     return OT_WAKE_FLUSH;
   if (full_fifo || atomic_load(&full_head))
     return OT_WAKE_WORK;
-  struct pollfd p = {.fd = wake_fd, .events = POLLIN};
-  int r = poll(&p, 1, timeout_ms);
-  if (r > 0) {
-    uint64_t v;
-    ssize_t n = read(wake_fd, &v, sizeof v);
-    (void)n;
-  }
+  struct timespec limit = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+  syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &limit, NULL, 0);
   if (atomic_load(&flush_requested_seq) > atomic_load(&flush_done_seq) ||
       atomic_load(&reclaim_wanted))
     return OT_WAKE_FLUSH;

@@ -544,10 +544,15 @@ __attribute__((constructor)) static void ot_init(void) {
   ot_cfg.log_level = OT_LOG_WARN;
 
   ot_signals_snapshot();
+  ot_fds_mark();
   if (ot_strings_init() != 0 || load_core() != 0)
     goto out;
   ot_cfg.tsc_usable = ot_tsc_usable();
+  ot_cfg.trace_fd = -1;
   int rc = ot_core.start(&host, &ot_cfg);
+  /* Untraced or not, the Go runtime lives on in the process, and so does
+   * its poller's descriptor. */
+  ot_fds_claim(ot_cfg.trace_fd);
   if (rc == -2) {
     fprintf(stderr, "occa-tools: stopping the program: the config says on_error = \"abort\"\n");
     _exit(2);

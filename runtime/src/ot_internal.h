@@ -92,6 +92,7 @@ typedef struct ot_settings {
   int32_t log_level;      /* zerolog level: -1 trace .. 5 panic, 7 disabled */
   int32_t tsc_usable;     /* in: C found an invariant TSC the kernel trusts */
   int32_t omp_all;        /* OMPT tool: 1 records all OpenMP activity, 0 only inside recorded launches */
+  int32_t trace_fd;       /* out: the trace file's descriptor, -1 none (fds.c keeps it from the application) */
   uint32_t nwindows;
   ot_window_setting_t windows[OT_MAX_WINDOWS];
 } ot_settings_t;

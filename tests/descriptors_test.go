@@ -1,0 +1,50 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A program that closes every descriptor above 2 (a close() loop,
+// close_range, closefrom) and then writes a file of its own, which takes a
+// descriptor number the tool's trace file or the Go runtime's poller had:
+// traced (linked, or through the preload shim) it runs as untraced, its
+// file holds exactly what it wrote, and the trace is complete. Before the
+// tool kept its descriptors, the Go runtime aborted the process ("netpoll
+// failed") and a trace chunk landed in the program's file.
+func TestClosingEveryDescriptor(t *testing.T) {
+	const config = "[output]\nflush_interval = \"100ms\"\n"
+	for _, how := range []string{"loop", "range", "from"} {
+		t.Run(how, func(t *testing.T) {
+			want := runTraced(t, "closeall", config, untraced, how, "mine.txt")
+			if want.exit != "exit 0" {
+				t.Fatalf("untraced: %s\n%s", want.exit, want.stderr)
+			}
+			for _, mode := range []int{linked, shim} {
+				got := runTraced(t, "closeall", config, mode, how, "mine.txt")
+				name := modeNames[mode]
+				// The descriptor the file gets differs: the tool's stay open.
+				if got.exit != "exit 0" || lines(got.stdout)[0][:len("closeall: closed=N")] != lines(want.stdout)[0][:len("closeall: closed=N")] {
+					t.Errorf("%s: %s, stdout %q, untraced %q\n%s", name, got.exit, got.stdout, want.stdout, got.stderr)
+					continue
+				}
+				if b, err := os.ReadFile(filepath.Join(got.dir, "mine.txt")); err != nil || string(b) != "app data\n" {
+					t.Errorf("%s: the program's file holds %q (%v), want \"app data\\n\"", name, b, err)
+				}
+				if len(got.traces) != 1 {
+					t.Fatalf("%s: traces %v\n%s", name, got.traces, got.stderr)
+				}
+				g := readTrace(t, got.traces[0])
+				if g.err != nil || g.stats == nil || !g.stats.Final {
+					t.Errorf("%s: trace not complete: %v", name, g.err)
+				}
+				for _, m := range []string{"before", "after", "late"} {
+					if n := markers(g, m); n != 50000 {
+						t.Errorf("%s: %d %q markers in the trace, want 50000", name, n, m)
+					}
+				}
+			}
+		})
+	}
+}
