@@ -37,6 +37,7 @@ static int nseen = -1;     /* -1: more than MAX_SEEN or unreadable: own nothing 
 static int owned[MAX_OWNED]; /* ascending */
 static int nowned;
 static int trace_fd = -1; /* owned only while tracing: Go closes it at the end */
+static pid_t owner;       /* the process whose descriptors they are */
 
 static int list_fds(int *out, int cap) {
   DIR *d = opendir("/proc/self/fd");
@@ -76,17 +77,19 @@ void ot_fds_claim(int trace) {
     owned[k] = now[i];
   }
   trace_fd = trace;
+  owner = getpid();
 }
 
-/* Is fd the tool's? In a forked child nothing is: the Go runtime is not
- * there, and the descriptors are close-on-exec anyway. */
+/* Is fd the tool's? In a child nothing is: the Go runtime is not there, and
+ * the descriptors are close-on-exec anyway. A plain pid check, which changes
+ * no state: a vfork child shares the parent's memory. */
 static int is_owned(int fd) {
   for (int i = 0; i < nowned; i++) {
     if (owned[i] != fd)
       continue;
     if (fd == trace_fd && atomic_load(&ot_state) != OT_STATE_ACTIVE)
       return 0;
-    return !ot_forked_child();
+    return getpid() == owner;
   }
   return 0;
 }
