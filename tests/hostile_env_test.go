@@ -448,3 +448,36 @@ func TestOnlyApplicationThreadsTakeExitSignals(t *testing.T) {
 		t.Errorf("%d threads take exit signals, %d block them; want 3 and at least 2", app, runtime)
 	}
 }
+
+// Under an address-space or data limit too small for the Go runtime
+// (`ulimit -v`, `ulimit -d`, usual on login nodes), the program runs
+// untraced with one warning, instead of dying as the Go runtime aborts
+// ("failed to reserve page summary memory", "pthread_create failed").
+func TestSmallMemoryLimitsRunUntraced(t *testing.T) {
+	for _, limit := range []string{"-v 600000", "-d 100000"} {
+		t.Run(limit, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "trace.toml")
+			if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := testproc.Command(t, "sh", "-c", "ulimit "+limit+" && exec \"$0\" \"$@\"",
+				filepath.Join(buildDir, "tests", "workload"), "-t", "2", "-s", "5")
+			cmd.Dir = dir
+			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			flag := strings.Fields(limit)[0]
+			want := "occa-tools: warning: the " + map[string]string{"-v": "address space", "-d": "data"}[flag] +
+				" limit (ulimit " + flag + ") is "
+			got := lines(stderr.String())
+			if err != nil || stdout.String() != "workload: threads=2 steps=5\n" || len(got) != 1 || !strings.HasPrefix(got[0], want) {
+				t.Fatalf("ulimit %s: %v, stdout %q, stderr:\n%s\nwant one line starting %q", limit, err, stdout.String(), stderr.String(), want)
+			}
+			if traces, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace")); len(traces) != 0 {
+				t.Errorf("ulimit %s: traces %v, want none", limit, traces)
+			}
+		})
+	}
+}

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -481,9 +482,50 @@ static int core_path(char *path, size_t size) {
   return 0;
 }
 
+/* The Go runtime reserves about 1.6 GiB of address space as it starts and
+ * needs about 130 MiB of data (its heap, its threads' stacks, the default
+ * budget's buffers); short of either it aborts the whole process. Under a
+ * smaller `ulimit -v` or `ulimit -d`, common on login nodes, the program
+ * runs untraced instead. */
+static const struct {
+  int resource;
+  int statm_field; /* of /proc/self/statm: 0 size, 5 data and stack */
+  const char *what, *flag;
+  unsigned long long need;
+} core_limits[] = {
+    {RLIMIT_AS, 0, "address space", "-v", 2ull << 30},
+    {RLIMIT_DATA, 5, "data", "-d", 160ull << 20},
+};
+
+static int limits_allow_core(void) {
+  unsigned long long statm[7] = {0};
+  FILE *f = fopen("/proc/self/statm", "re");
+  if (f) {
+    for (int i = 0; i < 7 && fscanf(f, "%llu", &statm[i]) == 1; i++) {
+    }
+    fclose(f);
+  }
+  unsigned long long page = (unsigned long long)sysconf(_SC_PAGESIZE);
+  for (size_t i = 0; i < sizeof core_limits / sizeof core_limits[0]; i++) {
+    struct rlimit rl;
+    if (getrlimit(core_limits[i].resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+      continue;
+    unsigned long long used = statm[core_limits[i].statm_field] * page;
+    if ((unsigned long long)rl.rlim_cur >= used + core_limits[i].need)
+      continue;
+    ot_log(OT_LOG_WARN,
+           "the %s limit (ulimit %s) is %llu MiB, and the tracing core needs about %llu MiB "
+           "more than the program uses now; running untraced (raise it, e.g. ulimit %s unlimited)",
+           core_limits[i].what, core_limits[i].flag, (unsigned long long)rl.rlim_cur >> 20,
+           core_limits[i].need >> 20, core_limits[i].flag);
+    return 0;
+  }
+  return 1;
+}
+
 static int load_core(void) {
   char path[PATH_MAX], buf[256];
-  if (core_path(path, sizeof path) != 0)
+  if (!limits_allow_core() || core_path(path, sizeof path) != 0)
     return -1;
   /* dlopen of a named pipe blocks until a writer comes; only a regular file
    * is worth trying. */
