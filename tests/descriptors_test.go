@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +47,26 @@ func TestClosingEveryDescriptor(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A program that closes stderr and opens a file of its own, which becomes
+// descriptor 2: the tool's messages (here the info line at exit) still go
+// to the stderr the program started with, never into that file.
+func TestClosingStderr(t *testing.T) {
+	const config = "[log]\nlevel = \"info\"\n"
+	for _, mode := range []int{linked, shim} {
+		got := runTraced(t, "closeall", config, mode, "stderr", "mine.txt")
+		name := modeNames[mode]
+		if got.exit != "exit 0" || lines(got.stdout)[0] != "closeall: closed=0 fd=2" {
+			t.Errorf("%s: %s, stdout %q\n%s", name, got.exit, got.stdout, got.stderr)
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(got.dir, "mine.txt")); err != nil || string(b) != "app data\n" {
+			t.Errorf("%s: the program's file holds %q (%v), want \"app data\\n\"", name, b, err)
+		}
+		if !strings.Contains(got.stderr, "trace written") {
+			t.Errorf("%s: stderr lacks the tool's \"trace written\" line:\n%s", name, got.stderr)
+		}
 	}
 }

@@ -2,12 +2,27 @@ package main
 
 import (
 	"os"
+	"syscall"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 
 	"github.com/libocca/occa-tools/filters/config"
 )
+
+// logOut is the tool's own copy of the stderr the program started with: a
+// daemon may close descriptor 2 and open a file of its own there, which
+// the tool's messages must not reach. runtime/src/fds.c keeps the copy from
+// the program's close() like the tool's other descriptors.
+var logOut = stderrCopy()
+
+func stderrCopy() *os.File {
+	fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, 2, syscall.F_DUPFD_CLOEXEC, 3)
+	if errno != 0 {
+		return os.Stderr
+	}
+	return os.NewFile(fd, "/dev/stderr")
+}
 
 // logger writes one line per message on stderr, prefixed so that it stands
 // out in the application's own output.
@@ -16,8 +31,8 @@ var logger = newLogger(zerolog.WarnLevel)
 func newLogger(level zerolog.Level) zerolog.Logger {
 	zerolog.TimeFieldFormat = zerolog.TimeFormatUnixMicro
 	w := zerolog.ConsoleWriter{
-		Out:        os.Stderr,
-		NoColor:    !isatty.IsTerminal(os.Stderr.Fd()),
+		Out:        logOut,
+		NoColor:    !isatty.IsTerminal(logOut.Fd()),
 		TimeFormat: "15:04:05.000",
 		FormatMessage: func(i any) string {
 			if s, ok := i.(string); ok { // may quote anything from outside
