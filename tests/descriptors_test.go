@@ -41,7 +41,7 @@ func TestClosingEveryDescriptor(t *testing.T) {
 					t.Errorf("%s: trace not complete: %v", name, g.err)
 				}
 				for _, m := range []string{"before", "after", "late"} {
-					if n := markers(g, m); n != 50000 {
+					if n := g.markers(m); n != 50000 {
 						t.Errorf("%s: %d %q markers in the trace, want 50000", name, n, m)
 					}
 				}

@@ -49,12 +49,18 @@ type run struct {
 // dir) to a file, runs the workload with it and collects the traces.
 func runWorkload(t *testing.T, configText string, env []string, args ...string) *run {
 	t.Helper()
+	return runProgram(t, "workload", configText, env, args...)
+}
+
+// runProgram is runWorkload for any program of build/tests.
+func runProgram(t *testing.T, name, configText string, env []string, args ...string) *run {
+	t.Helper()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "trace.toml")
 	if err := os.WriteFile(cfgPath, []byte(configText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), args...)
+	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", name), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfgPath, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
 	cmd.Env = append(cmd.Env, env...)
@@ -74,6 +80,17 @@ type got struct {
 	dict   *trace.Dict
 	stats  *trace.Stats
 	err    error // how reading ended, nil for a clean end
+}
+
+// markers counts the markers called name.
+func (g *got) markers(name string) int {
+	n := 0
+	for _, e := range g.events {
+		if e.Kind == trace.Marker && g.dict.String(e.Args[0]) == name {
+			n++
+		}
+	}
+	return n
 }
 
 func readTrace(t *testing.T, path string) *got {

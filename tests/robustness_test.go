@@ -385,7 +385,7 @@ func TestRawForkChild(t *testing.T) {
 		if g.err != nil || !g.stats.Final {
 			t.Fatalf("config %q: parent trace: %v", text, g.err)
 		}
-		if n := markers(g, "in-child"); n != 0 {
+		if n := g.markers("in-child"); n != 0 {
 			t.Errorf("config %q: %d of the child's markers reached the parent's trace", text, n)
 		}
 		cfg, _ := config.Parse("t", []byte(text))

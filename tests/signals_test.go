@@ -144,23 +144,13 @@ func TestSignalSemanticsTracedAsUntraced(t *testing.T) {
 					if g.err != nil || g.stats == nil || !g.stats.Final {
 						t.Errorf("%s (%s): trace not complete: %v", modeNames[mode], got.exit, g.err)
 					}
-					if n := markers(g, "before-read"); n != 1 {
+					if n := g.markers("before-read"); n != 1 {
 						t.Errorf("%s: %d before-read markers in the trace, want 1", modeNames[mode], n)
 					}
 				}
 			})
 		}
 	}
-}
-
-func markers(g *got, name string) int {
-	n := 0
-	for _, e := range g.events {
-		if e.Kind == trace.Marker && g.dict.String(e.Args[0]) == name {
-			n++
-		}
-	}
-	return n
 }
 
 // chunks counts the chunks of a trace: a flush writes what was recorded
@@ -197,8 +187,8 @@ func TestHandledSignalsDoNotFlush(t *testing.T) {
 			t.Errorf("%v: stdout:\n%s", d, r.stdout)
 		}
 		g := readTrace(t, r.traces[0])
-		if g.err != nil || !g.stats.Final || markers(g, "handled") != 200 {
-			t.Fatalf("%v: trace: err %v, %d handled markers", d, g.err, markers(g, "handled"))
+		if g.err != nil || !g.stats.Final || g.markers("handled") != 200 {
+			t.Fatalf("%v: trace: err %v, %d handled markers", d, g.err, g.markers("handled"))
 		}
 		if n, n0 := chunks(t, r.traces[0]), chunks(t, base.traces[0]); n != n0 {
 			t.Errorf("%v: %d chunks after 200 handled signals, %d without them: handled signals flushed", d, n, n0)
@@ -240,7 +230,7 @@ func TestDlcloseIsSafe(t *testing.T) {
 			if g.err != nil || !g.stats.Final {
 				t.Fatalf("trace not complete: %v", g.err)
 			}
-			if n := markers(g, "from-thread"); n != 400 {
+			if n := g.markers("from-thread"); n != 400 {
 				t.Errorf("%d markers from the threads, want 400", n)
 			}
 		})

@@ -1,10 +1,7 @@
 package tests
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,45 +20,24 @@ const tinyWait = "[output]\nmemory = \"1MiB\"\nbuffer_size = \"64KiB\"\non_full 
 // cleanly ended trace and its stdout. A hang fails the test at the deadline.
 func runStress(t *testing.T, configText string, args ...string) (*got, string) {
 	t.Helper()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "trace.toml")
-	if err := os.WriteFile(cfgPath, []byte(configText), 0o644); err != nil {
-		t.Fatal(err)
+	r := runProgram(t, "stress", configText, nil, args...)
+	if r.err != nil {
+		t.Fatalf("stress %v: %v (hung: %v)\nstderr:\n%s", args, r.err, testproc.Hung(t), r.stderr)
 	}
-	cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "stress"), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfgPath, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("stress %v: %v (hung: %v)\nstderr:\n%s", args, err, testproc.Hung(t), stderr.String())
+	if len(r.traces) != 1 {
+		t.Fatalf("want 1 trace, got %d; stderr:\n%s", len(r.traces), r.stderr)
 	}
-	traces, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
-	if len(traces) != 1 {
-		t.Fatalf("want 1 trace, got %d; stderr:\n%s", len(traces), stderr.String())
-	}
-	g := readTrace(t, traces[0])
+	g := readTrace(t, r.traces[0])
 	if g.err != nil {
-		t.Fatalf("reading %s: %v\nstderr:\n%s", traces[0], g.err, stderr.String())
+		t.Fatalf("reading %s: %v\nstderr:\n%s", r.traces[0], g.err, r.stderr)
 	}
 	if g.stats == nil || !g.stats.Final {
-		t.Fatalf("%s has no final stats chunk", traces[0])
+		t.Fatalf("%s has no final stats chunk", r.traces[0])
 	}
-	if strings.Contains(stderr.String(), "bad raw record") {
-		t.Errorf("the writer found a corrupt buffer:\n%s", stderr.String())
+	if strings.Contains(r.stderr, "bad raw record") {
+		t.Errorf("the writer found a corrupt buffer:\n%s", r.stderr)
 	}
-	return g, stdout.String()
-}
-
-// markers counts the markers called name.
-func (g *got) markers(name string) int {
-	n := 0
-	for _, e := range g.events {
-		if e.Kind == trace.Marker && g.dict.String(e.Args[0]) == name {
-			n++
-		}
-	}
-	return n
+	return g, r.stdout
 }
 
 func droppedBy(s *trace.Stats) string {

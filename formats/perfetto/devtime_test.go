@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -102,19 +101,7 @@ func TestLeftOut(t *testing.T) {
 		us := int64(10 + i)
 		evs = append(evs, ev(trace.DeviceTime, us, uint64(100+i), at(us), at(us+1000)))
 	}
-	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	var w *Writer
-	_, err := model.Read(writeTrace(t, evs), 0, model.Options{Window: PairWindow, Open: func(p *model.Process) error {
-		var err error
-		w, err = Create(out, p, 1)
-		return err
-	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(nil); err != nil {
-		t.Fatal(err)
-	}
+	w, out := convertWith(t, writeTrace(t, evs))
 	if w.LeftOut() != extra {
 		t.Errorf("%d slices left out, want %d", w.LeftOut(), extra)
 	}

@@ -301,6 +301,21 @@ func golden(t *testing.T, name string, got []byte) {
 // convertFile converts the trace at path and returns the Perfetto bytes.
 func convertFile(t *testing.T, path string) []byte {
 	t.Helper()
+	w, out := convertWith(t, path)
+	if w.Late() != 0 {
+		t.Errorf("%d late rows", w.Late())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// convertWith converts the trace at path into a file of its own and returns
+// the closed writer (for its counts) and that file's path.
+func convertWith(t *testing.T, path string) (*Writer, string) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	var w *Writer
 	_, err := model.Read(path, 0, model.Options{Window: PairWindow, Open: func(p *model.Process) error {
@@ -314,14 +329,7 @@ func convertFile(t *testing.T, path string) []byte {
 	if err := w.Close(nil); err != nil {
 		t.Fatal(err)
 	}
-	if w.Late() != 0 {
-		t.Errorf("%d late rows", w.Late())
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return w, out
 }
 
 // counts returns the slices per name on the track named track.
