@@ -89,7 +89,7 @@ func (d *Dict) add(def *Def) {
 	cp := *def
 	switch def.Kind {
 	case DefString:
-		d.strings[id] = def.Text
+		d.strings[id] = validText(def.Text)
 	case DefDevice:
 		d.devices[id] = &cp
 	case DefKernel:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // Header describes the traced process and its clock (FORMAT.md §2).
@@ -184,7 +186,7 @@ func (h *Header) setField(tag uint64, v []byte) error {
 	var err error
 	switch tag {
 	case tagClockSource:
-		h.ClockSource = string(v)
+		h.ClockSource = validText(string(v))
 	case tagTSCHz:
 		if len(v) != 8 {
 			return errFieldValue
@@ -199,7 +201,7 @@ func (h *Header) setField(tag uint64, v []byte) error {
 	case tagMonoStart:
 		h.MonoStart, err = getInt()
 	case tagHost:
-		h.Host = string(v)
+		h.Host = validText(string(v))
 	case tagPID:
 		h.PID, err = getInt()
 	case tagPPID:
@@ -209,13 +211,13 @@ func (h *Header) setField(tag uint64, v []byte) error {
 	case tagWorldSize:
 		h.WorldSize, err = getInt()
 	case tagRankSource:
-		h.RankSource = string(v)
+		h.RankSource = validText(string(v))
 	case tagExecutable:
-		h.Executable = string(v)
+		h.Executable = validText(string(v))
 	case tagCmdline:
 		h.Cmdline, err = parseStrings(v)
 	case tagToolVersion:
-		h.ToolVersion = string(v)
+		h.ToolVersion = validText(string(v))
 	case tagABIVersion:
 		var x uint64
 		x, err = getUint()
@@ -224,9 +226,9 @@ func (h *Header) setField(tag uint64, v []byte) error {
 		}
 		h.ABIVersion = uint32(x)
 	case tagConfigPath:
-		h.ConfigPath = string(v)
+		h.ConfigPath = validText(string(v))
 	case tagConfigText:
-		h.ConfigText = string(v)
+		h.ConfigText = validText(string(v))
 	case tagBufferSize:
 		h.BufferSize, err = getUint()
 	case tagBufferCount:
@@ -252,7 +254,7 @@ func parseStrings(v []byte) ([]string, error) {
 		if !ok || l > uint64(len(v)-j) {
 			return nil, errFieldValue
 		}
-		s = append(s, string(v[j:j+int(l)]))
+		s = append(s, validText(string(v[j:j+int(l)])))
 		i = j + int(l)
 	}
 	if i != len(v) {
@@ -276,4 +278,15 @@ func fieldName(tag uint64) string {
 		return fieldNames[tag]
 	}
 	return fmt.Sprintf("%d", tag)
+}
+
+// validText is s with every invalid UTF-8 sequence replaced by U+FFFD. The
+// runtime stores names and the command line as the program gave them
+// (FORMAT.md §2, §6); readers hand out valid text, so that every output is
+// (Parquet's UTF8 strings, JSON, CSV that engines read).
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
