@@ -195,9 +195,11 @@ func offsetOf(err error) int64 {
 }
 
 // drops says how many events were lost and why, prominently when any were.
+// Names and definitions lost (string_table_full, definition_queue_full) are
+// no missing events: they get a line of their own.
 func drops(st *trace.Stats, fromEvents *[trace.NumReasonCounters]uint64) string {
-	var total uint64
-	var parts []string
+	var events, names uint64
+	var eventParts, nameParts []string
 	for reason := range trace.NumReasonCounters {
 		n := fromEvents[reason]
 		if st != nil {
@@ -206,13 +208,23 @@ func drops(st *trace.Stats, fromEvents *[trace.NumReasonCounters]uint64) string 
 		if n == 0 {
 			continue
 		}
-		total += n
-		parts = append(parts, fmt.Sprintf("%s: %d", trace.DropReasonName(uint64(reason)), n))
+		part := fmt.Sprintf("%s: %d", trace.DropReasonName(uint64(reason)), n)
+		if trace.DropCountsEvents(uint64(reason)) {
+			events += n
+			eventParts = append(eventParts, part)
+		} else {
+			names += n
+			nameParts = append(nameParts, part)
+		}
 	}
-	if total == 0 {
-		return "dropped:     none"
+	line := "dropped:     none"
+	if events > 0 {
+		line = fmt.Sprintf("DROPPED:     %d events (%s)", events, strings.Join(eventParts, ", "))
 	}
-	return fmt.Sprintf("DROPPED:     %d events (%s)", total, strings.Join(parts, ", "))
+	if names > 0 {
+		line += fmt.Sprintf("\nnames lost:  %d (%s): their events are in the trace, with ids for names", names, strings.Join(nameParts, ", "))
+	}
+	return line
 }
 
 func threadList(d *trace.Dict, counts map[uint32]uint64) string {

@@ -208,7 +208,7 @@ func (c *Collector) Report() *Report {
 	}
 
 	// Drops.
-	dr := &Table{Name: "drops", Title: "Dropped events",
+	dr := &Table{Name: "drops", Title: "Dropped events (string_table_full and definition_queue_full count names lost: their events are in the trace)",
 		Columns: []string{"rank", "reason", "events"}}
 	for _, k := range sortedKeys(c.ranks) {
 		rs := c.ranks[k]

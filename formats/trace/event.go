@@ -92,11 +92,26 @@ func (s *Stats) TotalEvents() uint64 {
 	return n
 }
 
-// TotalDropped returns the sum of Dropped.
+// TotalDropped returns the events missing from the trace: the sum of the
+// Dropped reasons that count events (DropCountsEvents).
 func (s *Stats) TotalDropped() uint64 {
 	var n uint64
-	for _, c := range s.Dropped {
-		n += c
+	for r, c := range s.Dropped {
+		if DropCountsEvents(uint64(r)) {
+			n += c
+		}
+	}
+	return n
+}
+
+// NamesLost returns the names and definitions lost (the Dropped reasons
+// that do not count events): their events show placeholders instead.
+func (s *Stats) NamesLost() uint64 {
+	var n uint64
+	for r, c := range s.Dropped {
+		if !DropCountsEvents(uint64(r)) {
+			n += c
+		}
 	}
 	return n
 }

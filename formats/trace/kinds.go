@@ -205,6 +205,11 @@ const (
 
 var dropReasonNames = [numDropReasons]string{"", "buffer_full", "write_error", "string_table_full", "definition_queue_full", "after_shutdown", "reentrant", "too_deep"}
 
+// DropCountsEvents says whether reason r counts events that are missing from
+// the trace (FORMAT.md §8). The others count names and definitions lost;
+// the events that use them are in the trace, with placeholders for names.
+func DropCountsEvents(r uint64) bool { return r != DropStringTable && r != DropDefinitions }
+
 // DropReasonName names a Dropped reason.
 func DropReasonName(r uint64) string {
 	if r > 0 && r < uint64(numDropReasons) {

@@ -51,3 +51,20 @@ func TestInvalidUTF8ReadsAsReplacement(t *testing.T) {
 		t.Errorf("string 1 %q", got)
 	}
 }
+
+// Only the reasons that count events are events missing from the trace;
+// names and definitions lost are counted apart.
+func TestDroppedEventsAndNamesLost(t *testing.T) {
+	var s trace.Stats
+	s.Dropped[trace.DropBufferFull] = 5
+	s.Dropped[trace.DropStringTable] = 7
+	s.Dropped[trace.DropDefinitions] = 11
+	s.Dropped[trace.DropReentrant] = 13
+	s.Dropped[trace.DropTooDeep] = 17
+	if got := s.TotalDropped(); got != 5+13+17 {
+		t.Errorf("TotalDropped = %d, want %d", got, 5+13+17)
+	}
+	if got := s.NamesLost(); got != 7+11 {
+		t.Errorf("NamesLost = %d, want %d", got, 7+11)
+	}
+}

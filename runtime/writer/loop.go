@@ -514,19 +514,18 @@ func (l *Loop) finish(fromSignal bool) {
 // as a warning when events were lost.
 func (l *Loop) report(s *trace.Stats) {
 	st := l.tw.Stats()
-	var lost uint64
-	for _, n := range s.Dropped {
-		lost += n
-	}
+	lost := s.TotalDropped()
 	ev := l.opt.Log.Info()
-	if lost > 0 {
+	if lost > 0 || s.NamesLost() > 0 {
 		ev = l.opt.Log.Warn()
 		for r, n := range s.Dropped {
 			if n > 0 {
 				ev = ev.Uint64("dropped_"+trace.DropReasonName(uint64(r)), n)
 			}
 		}
-		l.h.Critical(trace.Dropped, lost, fmt.Sprintf("%d events were lost; see the trace's stats", lost))
+		if lost > 0 {
+			l.h.Critical(trace.Dropped, lost, fmt.Sprintf("%d events were lost; see the trace's stats", lost))
+		}
 	}
 	ev.Str("trace", l.opt.Path).Uint64("events", st.TotalEvents()).Uint64("dropped", lost).
 		Uint64("bytes", st.Bytes).Msg("trace written")
