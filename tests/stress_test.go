@@ -143,3 +143,23 @@ func TestDeviceTimeOnlyForRecordedLaunches(t *testing.T) {
 		t.Errorf("device times for %x, want one for the launch %x", times, launch)
 	}
 }
+
+// Allocations ended without a slot cannot be freed or named again: the
+// runtime records them and keeps nothing, so a source that passes no slot
+// cannot make it grow (100,000 of them kept about 10 MB before).
+func TestAllocationsWithoutSlotAreNotKept(t *testing.T) {
+	g, out := runStress(t, "[output]\n", "noslot", "100000")
+	var n, growth int
+	if _, err := fmt.Sscanf(out, "stress: noslot n=%d heap_growth=%d", &n, &growth); err != nil {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	if g.counts[trace.MemoryAllocBegin] != n || g.counts[trace.MemoryAllocEnd] != n {
+		t.Errorf("%d begins and %d ends in the trace, want %d each", g.counts[trace.MemoryAllocBegin], g.counts[trace.MemoryAllocEnd], n)
+	}
+	// The buffers the events fill come from the heap too; what the objects
+	// would keep is 10x more.
+	if growth > 2<<20 {
+		t.Errorf("the heap grew by %d bytes over %d allocations without a slot", growth, n)
+	}
+	t.Logf("heap growth %d bytes", growth)
+}

@@ -260,7 +260,9 @@ OCCA_TOOLS_API void occa_tools_memory_alloc_begin(occa_tools_call_t *call,
                                                   const char *tag);
 
 /* The allocation finished. memory is the new object's slot; address is the
- * device pointer or handle (used by occa_tools_tag_memory), may be NULL. */
+ * device pointer or handle (used by occa_tools_tag_memory), may be NULL. With
+ * no slot the allocation is recorded, but the runtime keeps nothing of it: no
+ * free or tag can name it later. */
 OCCA_TOOLS_API void occa_tools_memory_alloc_end(occa_tools_call_t *call,
                                                 occa_tools_data_t *memory,
                                                 const void *address,

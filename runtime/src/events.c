@@ -174,8 +174,14 @@ void occa_tools_memory_alloc_end(occa_tools_call_t *call, occa_tools_data_t *mem
   if (!t)
     return;
   int ok = status == OCCA_TOOLS_OK;
-  if (ok)
+  /* Without a slot nothing can free the object or name it again (a free
+   * names the slot): it is recorded, not kept, so a source that passes no
+   * slot cannot make the runtime's memory grow. */
+  int keep = ok && memory;
+  if (keep)
     ot_memory_publish(m, memory, address);
+  else
+    m->address = (uintptr_t)address; /* for its definition */
   if (call->tool_data & REC) {
     if (ok) /* readers learn its size and tag before any use, on any thread */
       ot_memory_define(m);
@@ -184,7 +190,7 @@ void occa_tools_memory_alloc_end(occa_tools_call_t *call, occa_tools_data_t *mem
     ot_emit(t, OCCA_TOOLS_EVENT_MEMORY_ALLOC_END, 4, args);
   }
   end_lost(t, call);
-  if (!ok)
+  if (!keep)
     free(m);
   call->tool_data = 0;
   ot_leave(t);

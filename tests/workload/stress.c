@@ -17,11 +17,15 @@
  *                            count the calls that interrupt one of its own).
  *   stress devtime           one recorded launch and its device time, then
  *                            device times for ids that are no launch's.
+ *   stress noslot N          N allocations ended without a slot (no free can
+ *                            name them): prints how much the heap grew.
  *
  * Each prints one line "stress: ..." with what it did.
  */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -201,6 +205,20 @@ static void devtime(void) {
   printf("stress: devtime launch=%d\n", launch != 0);
 }
 
+/* ---- noslot ------------------------------------------------------------------ */
+
+static void noslot(int n) {
+  struct mallinfo2 before = mallinfo2();
+  for (int i = 0; i < n; i++) {
+    occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
+    occa_tools_memory_alloc_begin(&c, NULL, 64, NULL);
+    occa_tools_memory_alloc_end(&c, NULL, (const void *)(uintptr_t)(0x10000 + 64u * (unsigned)i),
+                                OCCA_TOOLS_OK);
+  }
+  struct mallinfo2 after = mallinfo2();
+  printf("stress: noslot n=%d heap_growth=%zu\n", n, after.uordblks - before.uordblks);
+}
+
 int main(int argc, char **argv) {
   if (argc >= 3 && !strcmp(argv[1], "once"))
     once(atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 0);
@@ -212,8 +230,10 @@ int main(int argc, char **argv) {
     reentry(atoi(argv[2]));
   else if (argc >= 2 && !strcmp(argv[1], "devtime"))
     devtime();
+  else if (argc >= 3 && !strcmp(argv[1], "noslot"))
+    noslot(atoi(argv[2]));
   else {
-    fprintf(stderr, "usage: stress once N [IDLE_MS] | steady N E | deep D | reentry K | devtime\n");
+    fprintf(stderr, "usage: stress once N [IDLE_MS] | steady N E | deep D | reentry K | devtime | noslot N\n");
     return 2;
   }
   return 0;
