@@ -22,12 +22,12 @@ var onErrorNames = [numOnError]string{"continue", "abort"}
 
 func (o OnError) String() string { return enumName(onErrorNames[:], int(o)) }
 
-// Compression is the zstd level of trace files. Its values equal
-// github.com/klauspost/compress/zstd's EncoderLevel values.
+// Compression is the compression level of trace files. Its values equal
+// trace.Level's: fastest is S2, the others zstd's levels (FORMAT.md §3).
 type Compression uint8
 
 const (
-	CompressionFastest Compression = iota + 1 // zstd.SpeedFastest
+	CompressionFastest Compression = iota + 1 // S2
 	CompressionDefault                        // zstd.SpeedDefault
 	CompressionBetter                         // zstd.SpeedBetterCompression
 	CompressionBest                           // zstd.SpeedBestCompression

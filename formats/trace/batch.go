@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrBatchFull is returned by Batch.Add when the batch holds as much as one
@@ -96,81 +98,23 @@ func (b *Batch) AddEvent(e *Event) error {
 	return b.add(e.Kind, e.Time, e.Args[:b.tab[e.Kind].n])
 }
 
-// add encodes one event (FORMAT.md §5); k is valid and args has its length.
+// add encodes one event (FORMAT.md §5); k is valid and args has its
+// length: as a flat record, in ns already.
 func (b *Batch) add(k Kind, t int64, args []uint64) error {
-	if b.encoded {
-		return errors.New("trace: Batch.Add after EncodeBatch: write the batch first")
+	var rec [flatHeader + 8*MaxArgs]byte
+	binary.LittleEndian.PutUint64(rec[:], uint64(t))
+	rec[8], rec[9] = byte(k), byte(len(args))
+	for j, v := range args {
+		binary.LittleEndian.PutUint64(rec[flatHeader+8*j:], v)
 	}
-	if len(b.raw) >= maxBatchRaw {
-		return ErrBatchFull
-	}
-	if t < b.last {
-		t = b.last
-		b.clamped++
-	}
-	var delta uint64
-	if b.n == 0 {
-		b.base = t
-	} else {
-		delta = uint64(t - b.last)
-	}
-	b.last = t
-	b.n++
-	b.counts[k]++
+	_, err := b.AddFlat(rec[:flatHeader+8*len(args)], &nanosClock)
+	return err
+}
 
-	// Worst case: head, delta and MaxArgs arguments of 10 bytes each.
-	const maxEvent = 1 + 10 + MaxArgs*10
-	if cap(b.raw)-len(b.raw) < maxEvent {
-		nb := make([]byte, len(b.raw), 2*cap(b.raw)+maxEvent)
-		copy(nb, b.raw)
-		b.raw = nb
-	}
-	ki := &b.tab[k]
-	prev := &b.prev[k]
-	// prev keeps every argument: the correlation and time slots are never
-	// compared, and the others are equal to it when same stays true.
-	same := ki.hasRef
-	for j, v := range args {
-		if v != prev[j] && ki.types[j] != ArgCorr && ki.types[j] != ArgTime {
-			same = false
-		}
-		prev[j] = v
-	}
-	buf := b.raw[:cap(b.raw)]
-	h := len(b.raw)
-	head := byte(k)
-	i := putUvarint(buf, h+1, delta)
-	for j, v := range args {
-		switch ki.types[j] {
-		case ArgCorr:
-			want := b.corr
-			if ki.begin {
-				want++
-			}
-			if v == want {
-				head |= flagC
-			} else {
-				i = putUvarint(buf, i, zigzag(int64(v-b.corr)))
-			}
-			b.corr = v
-		case ArgTime:
-			i = putUvarint(buf, i, encodeTime(v, t))
-		case ArgInt:
-			if !same {
-				i = putUvarint(buf, i, zigzag(int64(v)))
-			}
-		default:
-			if !same {
-				i = putUvarint(buf, i, v)
-			}
-		}
-	}
-	if same {
-		head |= flagS
-	}
-	buf[h] = head
-	b.raw = buf[:i]
-	return nil
+// nanosClock is the FlatClock of records stamped in ns.
+var nanosClock = FlatClock{
+	Fast: &Linear{Span: math.MaxUint64, Q: 1},
+	Slow: func(ticks uint64) int64 { return int64(ticks) },
 }
 
 // Event head flags (FORMAT.md §5).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -36,6 +37,16 @@ func headerOnly(t testing.TB) []byte {
 func chunk(typ byte, body []byte) []byte {
 	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true))
 	return rawChunk(typ, enc.EncodeAll(body, nil), uint32(len(body)))
+}
+
+// s2chunk builds a chunk compressed with S2 from a zstd chunk's payload.
+func s2chunk(typ byte, zstdPayload []byte) []byte {
+	dec, _ := zstd.NewReader(nil)
+	body, err := dec.DecodeAll(zstdPayload, nil)
+	if err != nil {
+		panic(err)
+	}
+	return rawChunk(typ|1<<4, s2.Encode(nil, body), uint32(len(body)))
 }
 
 func rawChunk(typ byte, payload []byte, rawLen uint32) []byte {
@@ -120,10 +131,10 @@ func TestCorrupt(t *testing.T) {
 			"broken trace header at offset 0: the file's first byte lost its high bit: it went through a 7-bit text transfer; copy it again in binary mode", trace.ErrNotTrace},
 		{"cut in magic", good[:5], 0,
 			"broken trace header at offset 0: the file ends inside the magic number (5 of 8 bytes)", io.ErrUnexpectedEOF},
-		{"major 2", mod(func(b []byte) []byte { b[8], b[10] = 2, 3; return b }), 0,
-			"broken trace header at offset 8: trace format version 2.3 is not supported: this occa-tools reads format 1.x only; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
+		{"major 3", mod(func(b []byte) []byte { b[8], b[10] = 3, 1; return b }), 0,
+			"broken trace header at offset 8: trace format version 3.1 is not supported: this occa-tools reads formats 1.x to 2.x; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
 		{"major 0", mod(func(b []byte) []byte { b[8] = 0; return b }), 0,
-			"broken trace header at offset 8: trace format version 0.1 is not supported: this occa-tools reads format 1.x only; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
+			"broken trace header at offset 8: trace format version 0.0 is not supported: this occa-tools reads formats 1.x to 2.x; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
 		{"header crc", mod(func(b []byte) []byte { b[30] ^= 0x10; return b }), 0,
 			"broken trace header at offset 20: header checksum mismatch (stored ", trace.ErrChecksum},
 		{"header over limit", mod(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], 16<<20+1); return b }), 0,
@@ -158,9 +169,15 @@ func TestCorrupt(t *testing.T) {
 		{"raw over limit", mod(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[ev+9:], 64<<20+1); return b }), 0,
 			"broken trace at offset " + itoa(ev) + " (chunk 2): declared uncompressed length 67108865 is over the 67108864 limit; the events before it are readable", nil},
 		{"not zstd", cat(hdr, rawChunk(2, []byte("definitely not zstd"), 19)), 0,
-			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): decompressing the chunk: ", nil},
+			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): decompressing the chunk (zstd): invalid input: magic number mismatch; the events before it are readable", nil},
 		{"raw length lie", cat(hdr, rawChunk(2, chunk(2, []byte{0, 0, 0})[17:], 2)), 0,
-			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): decompressing the chunk: ", nil},
+			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): decompressing the chunk (zstd): ", nil},
+		{"not S2", cat(hdr, rawChunk(2|1<<4, []byte("\x13definitely not S2"), 19)), 0,
+			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): decompressing the chunk (S2): s2: corrupt input; the events before it are readable", nil},
+		{"S2 length lie", cat(hdr, rawChunk(2|1<<4, s2.Encode(nil, []byte{0, 0, 0}), 2)), 0,
+			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): the chunk decompresses to 3 bytes, its header says 2; the events before it are readable", nil},
+		{"unknown codec", cat(hdr, rawChunk(2|2<<4, []byte{0}, 1)), 0,
+			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): the chunk's codec 2 is unknown (FORMAT.md §3 has 0 zstd and 1 S2): read the file with the occa-tools release that wrote it; the events before it are readable", nil},
 		{"raw length short", cat(hdr, rawChunk(2, chunk(2, []byte{0, 0, 0})[17:], 5)), 0,
 			"broken trace at offset " + itoa(len(hdr)) + " (chunk 0): the chunk decompresses to 3 bytes, its header says 5; the events before it are readable", nil},
 		{"garbage kind", cat(hdr, events(1, 1000, 3, marker, 0, 0, marker, 5, 0, 60, 1, 0)), 2,
@@ -194,6 +211,7 @@ func TestCorrupt(t *testing.T) {
 
 		// Not errors.
 		{"intact", good, 34, "", nil},
+		{"S2 chunk", cat(hdr, s2chunk(2, events(1, 1000, 1, marker, 0, 0)[17:]), finalStats), 1, "", nil},
 		{"unknown chunk type", cat(hdr, chunk(9, []byte("from a later minor version")), finalStats), 0, "", nil},
 		{"stats after final", cat(hdr, finalStats, chunk(4, []byte{0, 0, 0, 0, 0, 0})), 0,
 			"broken trace at offset " + itoa(len(hdr)+len(finalStats)*2) + " (chunk 2): trace ends without its final stats chunk: the process was killed or is still running; 2 chunks readable; the events before it are readable", nil},

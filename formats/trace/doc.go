@@ -1,7 +1,7 @@
 // Package trace reads and writes occa-tools trace files.
 //
 // A trace is one file per process: a header describing the process and its
-// clock, then self-delimiting, checksummed, zstd-compressed chunks holding
+// clock, then self-delimiting, checksummed, compressed (S2 or zstd) chunks holding
 // definitions, per-thread event batches, clock sync points and counters.
 // FORMAT.md, next to this file, is the specification; the code cites its
 // sections as "FORMAT.md §N".

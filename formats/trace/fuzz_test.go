@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -221,17 +222,25 @@ type chunkBody struct {
 	body []byte
 }
 
-// chunkBodies returns the decompressed bodies of a valid trace's chunks.
+// chunkBodies returns the decompressed bodies of a valid trace's chunks,
+// with their types (without the codec, FORMAT.md §3).
 func chunkBodies(tb testing.TB, data []byte) []chunkBody {
 	dec, _ := zstd.NewReader(nil)
 	var out []chunkBody
 	for _, off := range chunkOffsets(data) {
 		n := int(binary.LittleEndian.Uint32(data[off+5:]))
-		body, err := dec.DecodeAll(data[off+17:off+17+n], nil)
+		payload := data[off+17 : off+17+n]
+		var body []byte
+		var err error
+		if data[off+4]>>4 == 1 {
+			body, err = s2.Decode(nil, payload)
+		} else {
+			body, err = dec.DecodeAll(payload, nil)
+		}
 		if err != nil {
 			tb.Fatal(err)
 		}
-		out = append(out, chunkBody{data[off+4], body})
+		out = append(out, chunkBody{data[off+4] & 0x0f, body})
 	}
 	return out
 }

@@ -67,6 +67,32 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenOlderFormats reads traces written by earlier format versions
+// (testdata/v<major>.<minor>/, kept as they were written): this reader must
+// still read every one of them, to the same dump.
+func TestGoldenOlderFormats(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "v*", "*.txtar"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden files of older formats (%v)", err)
+	}
+	for _, path := range paths {
+		t.Run(path, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := parseTxtar(data)
+			stored, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(string(a.file("trace.b64")), "\n", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := string(dumpString(stored)), string(a.file("dump")); got != want {
+				t.Errorf("dump differs:\n%s", diffLines(got, want))
+			}
+		})
+	}
+}
+
 // dumpString returns Dump's output, then "error: ..." if it failed.
 func dumpString(data []byte) []byte {
 	var b bytes.Buffer

@@ -7,8 +7,11 @@ import (
 
 // Format constants (FORMAT.md §1, §3, §6).
 const (
-	FormatMajor = 1
-	FormatMinor = 1
+	FormatMajor = 2
+	FormatMinor = 0
+	// oldestMajor is the oldest major version a Reader still reads: 2.0
+	// only changed how chunks are compressed (FORMAT.md §3).
+	oldestMajor = 1
 
 	magic      = "\x89OCT\r\n\x1a\n"
 	chunkMagic = "\x8aOCK"
@@ -22,7 +25,7 @@ const (
 	MaxString     = 1 << 20  // longest DefString text
 
 	// maxBatchRaw keeps a batch small enough that even incompressible data
-	// fits MaxPayload after zstd's framing.
+	// fits MaxPayload after either codec's framing.
 	maxBatchRaw = 8 << 20
 )
 
@@ -32,6 +35,14 @@ const (
 	chunkEvents = 2
 	chunkClock  = 3
 	chunkStats  = 4
+)
+
+// Chunk codecs: the high nibble of a chunk's type byte (FORMAT.md §3).
+const (
+	codecZstd  = 0 // one zstd frame
+	codecS2    = 1 // one S2 block
+	typeMask   = 0x0f
+	codecShift = 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -146,9 +147,9 @@ func (r *Reader) readHeader() error {
 	}
 	r.hdr.Major = binary.LittleEndian.Uint16(b[8:])
 	r.hdr.Minor = binary.LittleEndian.Uint16(b[10:])
-	if r.hdr.Major != FormatMajor {
-		return hdrErr(8, wrapf(ErrVersion, "trace format version %d.%d is not supported: this occa-tools reads format %d.x only; read it with the occa-tools release that wrote it (the header names it) or a newer one",
-			r.hdr.Major, r.hdr.Minor, FormatMajor))
+	if r.hdr.Major < oldestMajor || r.hdr.Major > FormatMajor {
+		return hdrErr(8, wrapf(ErrVersion, "trace format version %d.%d is not supported: this occa-tools reads formats %d.x to %d.x; read it with the occa-tools release that wrote it (the header names it) or a newer one",
+			r.hdr.Major, r.hdr.Minor, oldestMajor, FormatMajor))
 	}
 	if len(b) < fileHeaderSize {
 		return hdrErr(int64(len(b)), cutf("the file ends inside the header (%d of %d bytes)", len(b), fileHeaderSize))
@@ -435,7 +436,10 @@ func (r *Reader) readChunk() (byte, error) {
 	if len(h) < chunkHeaderSize {
 		return fail(cutf("the file ends inside a chunk header (%d of %d bytes): the process was killed while writing or the file was cut", len(h), chunkHeaderSize))
 	}
-	typ := h[4]
+	typ, codec := h[4], byte(codecZstd)
+	if r.hdr.Major >= 2 {
+		typ, codec = h[4]&typeMask, h[4]>>codecShift
+	}
 	plen := binary.LittleEndian.Uint32(h[5:])
 	rlen := binary.LittleEndian.Uint32(h[9:])
 	sum := binary.LittleEndian.Uint32(h[13:])
@@ -472,9 +476,9 @@ func (r *Reader) readChunk() (byte, error) {
 	}
 	// A content problem returns type 0: a salvager carries on with the
 	// next chunk, anyone else gets the sticky error.
-	raw, err := r.dec.DecodeAll(payload, r.raw[:0:rlen])
+	raw, err := r.decompress(codec, payload, r.raw[:0:rlen])
 	if err != nil {
-		return 0, r.contentError(fmt.Errorf("decompressing the chunk: %v", err))
+		return 0, r.contentError(err)
 	}
 	if len(raw) != int(rlen) {
 		return 0, r.contentError(fmt.Errorf("the chunk decompresses to %d bytes, its header says %d", len(raw), rlen))
@@ -484,6 +488,33 @@ func (r *Reader) readChunk() (byte, error) {
 		return 0, r.contentError(err)
 	}
 	return typ, nil
+}
+
+// decompress decodes a chunk's payload into dst, whose capacity is the
+// declared uncompressed length: neither codec writes past it.
+func (r *Reader) decompress(codec byte, payload, dst []byte) ([]byte, error) {
+	switch codec {
+	case codecZstd:
+		raw, err := r.dec.DecodeAll(payload, dst)
+		if err != nil {
+			return nil, fmt.Errorf("decompressing the chunk (zstd): %v", err)
+		}
+		return raw, nil
+	case codecS2:
+		n, err := s2.DecodedLen(payload)
+		if err != nil {
+			return nil, fmt.Errorf("decompressing the chunk (S2): %v", err)
+		}
+		if n != cap(dst) {
+			return nil, fmt.Errorf("the chunk decompresses to %d bytes, its header says %d", n, cap(dst))
+		}
+		raw, err := s2.Decode(dst[:n], payload)
+		if err != nil {
+			return nil, fmt.Errorf("decompressing the chunk (S2): %v", err)
+		}
+		return raw, nil
+	}
+	return nil, fmt.Errorf("the chunk's codec %d is unknown (FORMAT.md §3 has 0 zstd and 1 S2): read the file with the occa-tools release that wrote it", codec)
 }
 
 // noFinalError is the error for a trace that ends at a chunk boundary

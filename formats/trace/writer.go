@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -33,8 +35,9 @@ import (
 //     reports it. A reader reads the trace up to that chunk.
 type Writer struct {
 	w         io.Writer
-	enc       *zstd.Encoder
-	tab       *kindTab // the kind table written in the header
+	codec     byte          // how chunks are compressed (Level.codec)
+	enc       *zstd.Encoder // codecZstd only
+	tab       *kindTab      // the kind table written in the header
 	off       int64
 	err       error // sticky: the first write error that left a partial chunk
 	closed    bool
@@ -109,21 +112,24 @@ func NewWriter(w io.Writer, h *Header, opts ...WriterOption) (*Writer, error) {
 		}
 		descs = o.kinds
 	}
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(o.level.zstd()),
-		zstd.WithEncoderConcurrency(o.concurrency),
-		zstd.WithEncoderCRC(false), // the chunk CRC covers the payload
-		zstd.WithZeroFrames(true),
-		// A chunk is compressed on its own, and one thread's batch is rarely
-		// over 1 MiB: a larger window only costs memory (8 MiB of history
-		// per encoder by default, inside the traced program's budget).
-		zstd.WithWindowSize(encoderWindow),
-		zstd.WithLowerEncoderMem(true),
-		zstd.WithAllLitEntropyCompression(true))
-	if err != nil {
-		return nil, fmt.Errorf("trace: %v", err)
+	tw := &Writer{w: w, tab: tab, codec: o.level.codec(), threadEnd: make(map[uint32]int64)}
+	if tw.codec == codecZstd {
+		enc, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(o.level.zstd()),
+			zstd.WithEncoderConcurrency(o.concurrency),
+			zstd.WithEncoderCRC(false), // the chunk CRC covers the payload
+			zstd.WithZeroFrames(true),
+			// A chunk is compressed on its own, and one thread's batch is rarely
+			// over 1 MiB: a larger window only costs memory (8 MiB of history
+			// per encoder by default).
+			zstd.WithWindowSize(encoderWindow),
+			zstd.WithLowerEncoderMem(true),
+			zstd.WithAllLitEntropyCompression(true))
+		if err != nil {
+			return nil, fmt.Errorf("trace: %v", err)
+		}
+		tw.enc = enc
 	}
-	tw := &Writer{w: w, enc: enc, tab: tab, threadEnd: make(map[uint32]int64)}
 
 	// FORMAT.md §1.
 	body := h.appendBody(nil, descs)
@@ -378,11 +384,17 @@ func (w *Writer) writeChunk(typ byte, body []byte) error {
 // encodeChunk appends to dst a chunk of type typ holding body (FORMAT.md §3).
 func (w *Writer) encodeChunk(dst []byte, typ byte, body []byte) []byte {
 	dst = append(dst, chunkMagic...)
-	dst = append(dst, typ)
+	dst = append(dst, typ|w.codec<<codecShift)
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // payload length, below
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(body)))
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // CRC, below
-	dst = w.enc.EncodeAll(body, dst)
+	if w.codec == codecS2 {
+		n := len(dst)
+		dst = slices.Grow(dst, s2.MaxEncodedLen(len(body)))
+		dst = dst[:n+len(s2.Encode(dst[n:cap(dst)], body))]
+	} else {
+		dst = w.enc.EncodeAll(body, dst)
+	}
 	h := dst[:chunkHeaderSize]
 	binary.LittleEndian.PutUint32(h[5:], uint32(len(dst)-chunkHeaderSize))
 	crc := crc32.Update(0, castagnoli, h[4:13])

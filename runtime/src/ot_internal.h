@@ -29,7 +29,8 @@ extern "C" {
  *   uint64 args[nargs], in the order of formats/trace/kinds.go.
  * String arguments are ids of interned strings (see defs below). Time
  * arguments are raw ticks, except DEVICE_TIME's start/end, which the source
- * gave in CLOCK_MONOTONIC ns. */
+ * gave in CLOCK_MONOTONIC ns. The writer encodes them with trace.Batch's
+ * AddFlat (formats/trace/flat.go), which reads this layout. */
 #define OT_REC_HEADER 16u
 #define OT_MAX_ARGS 6u
 

@@ -3,6 +3,8 @@ package writer
 import (
 	"math"
 	"math/bits"
+
+	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // Clock converts raw ticks (TSC, or CLOCK_MONOTONIC ns when the TSC is not
@@ -14,18 +16,12 @@ import (
 type Clock struct {
 	identity bool
 	points   []syncPoint // increasing ticks; the oldest are dropped past maxPoints
-	seg      segment     // the segment of the last conversion, for the next
-}
-
-// segment is the line through a and the next point in fixed point: ticks
-// a.ticks+x (0 <= x < span) map to a.mono + x*q + x*frac/2^64, rounded down,
-// which is interpolate's exact result unless the fraction's low word carries
-// (then Nanos takes the exact path). A conversion is then two
-// multiplications instead of a 128-bit division.
-type segment struct {
-	a       syncPoint
-	span    uint64 // 0: no segment cached
-	q, frac uint64
+	// seg is the segment of the last conversion, for the next: the line
+	// through two points in fixed point, which is interpolate's exact
+	// result unless the fraction's low word carries (then Nanos takes the
+	// exact path). A conversion is then two multiplications instead of a
+	// 128-bit division. Span 0: none cached.
+	seg trace.Linear
 }
 
 type syncPoint struct {
@@ -38,7 +34,19 @@ type syncPoint struct {
 const maxPoints = 4096
 
 // NewClock returns a Clock; identity means ticks already are monotonic ns.
-func NewClock(identity bool) *Clock { return &Clock{identity: identity} }
+func NewClock(identity bool) *Clock {
+	c := &Clock{identity: identity}
+	if identity {
+		c.seg = trace.Linear{Span: math.MaxUint64, Q: 1}
+	}
+	return c
+}
+
+// Flat returns the clock as trace.Batch.AddFlat takes it: the segment of
+// the last conversion, then Nanos.
+func (c *Clock) Flat() *trace.FlatClock {
+	return &trace.FlatClock{Fast: &c.seg, Slow: c.Nanos}
+}
 
 // Add records a sync point. Points that do not advance both clocks are
 // ignored.
@@ -57,7 +65,7 @@ func (c *Clock) Add(ticks uint64, mono int64) {
 		c.points = c.points[:maxPoints/2]
 	}
 	c.points = append(c.points, syncPoint{ticks, mono})
-	c.seg.span = 0 // the last segment changed
+	c.seg.Span = 0 // the last segment changed
 }
 
 // Points returns the sync points held (oldest first).
@@ -70,12 +78,8 @@ func (c *Clock) Nanos(ticks uint64) int64 {
 	}
 	// Records come in runs from one thread's buffer: consecutive ticks
 	// mostly fall in the segment of the previous conversion.
-	s := &c.seg
-	if x := ticks - s.a.ticks; ticks >= s.a.ticks && x < s.span {
-		hi, lo := bits.Mul64(x, s.frac)
-		if lo+x >= lo {
-			return s.a.mono + int64(x*s.q+hi)
-		}
+	if ns, ok := c.seg.Nanos(ticks); ok {
+		return ns
 	}
 	return c.nanosSlow(ticks)
 }
@@ -108,11 +112,11 @@ func (c *Clock) cache(a, b syncPoint, last bool) {
 		span = 2 * dt
 	}
 	if dm >= 1<<62 || span > (1<<62)/(dm/dt+1) { // x*q could overflow
-		c.seg.span = 0
+		c.seg.Span = 0
 		return
 	}
 	frac, _ := bits.Div64(dm%dt, 0, dt)
-	c.seg = segment{a: a, span: span, q: dm / dt, frac: frac}
+	c.seg = trace.Linear{From: a.ticks, Mono: a.mono, Span: span, Q: dm / dt, Frac: frac}
 }
 
 // interpolate evaluates the line through a and b at ticks with 128-bit

@@ -43,6 +43,7 @@ type Loop struct {
 	out   Output
 	opt   Options
 	clock *Clock
+	flat  *trace.FlatClock // clock, for the spans' records
 
 	floor     map[uint32]int64 // per thread: time of its last event written
 	free      []*trace.Batch   // batches to reuse
@@ -90,6 +91,18 @@ func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 		tool:     tw.Batch(0),
 		defBuf:   make([]byte, 1<<20),
 		finished: make(chan struct{}),
+	}
+	l.flat = l.clock.Flat()
+	// The runtime stamps time arguments with its own clock, except
+	// DEVICE_TIME's, which the source gives in ns (runtime/src/ot_internal.h).
+	for k := range l.flat.TickArgs {
+		if s := trace.Kind(k).Spec(); s != nil && trace.Kind(k) != trace.DeviceTime {
+			for j, a := range s.Args {
+				if a.Type == trace.ArgTime {
+					l.flat.TickArgs[k] |= 1 << j
+				}
+			}
+		}
 	}
 	if l.opt.FlushInterval <= 0 {
 		l.opt.FlushInterval = time.Second
@@ -262,22 +275,20 @@ func (l *Loop) writeSpans() {
 	l.syncNow()
 	for _, s := range l.spans {
 		b := l.batchFor(s.Thread)
-		r := rawReader{data: s.Data}
-		for {
-			k, ticks, args, ok := r.next()
-			if !ok {
-				break
-			}
-			t := toNanos(l.clock, k, ticks, args)
-			if b.Add(k, t, args...) == trace.ErrBatchFull {
+		data := s.Data
+		for len(data) > 0 {
+			n, err := b.AddFlat(data, l.flat)
+			data = data[n:]
+			if err == trace.ErrBatchFull {
 				l.submit(b)
 				b = l.batchFor(s.Thread)
-				b.Add(k, t, args...)
+				continue
 			}
-		}
-		if r.err != nil && !l.decodeErrLog {
-			l.decodeErrLog = true
-			l.opt.Log.Error().Err(r.err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
+			if err != nil && !l.decodeErrLog {
+				l.decodeErrLog = true
+				l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
+			}
+			break
 		}
 		l.floor[s.Thread] = b.Last()
 		l.h.Release(s) // the records are copied: the buffer can be reused now

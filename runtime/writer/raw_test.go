@@ -1,9 +1,15 @@
 package writer
 
 import (
+	"bytes"
 	"encoding/binary"
+	"io"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/libocca/occa-tools/formats/trace"
 )
@@ -20,61 +26,48 @@ func rawRecord(ticks uint64, k trace.Kind, args ...uint64) []byte {
 	return b
 }
 
-type rec struct {
-	k    trace.Kind
-	t    int64
-	args []uint64
-}
-
-func decodeAll(t *testing.T, data []byte) ([]rec, error) {
-	t.Helper()
-	var out []rec
-	c := NewClock(true)
-	r := rawReader{data: data}
-	for {
-		k, ticks, args, ok := r.next()
-		if !ok {
-			break
-		}
-		tm := toNanos(c, k, ticks, args)
-		out = append(out, rec{k, tm, append([]uint64(nil), args...)})
-	}
-	return out, r.err
-}
-
-func TestDecodeSpan(t *testing.T) {
-	var data []byte
-	data = append(data, rawRecord(100, trace.RunBegin, 7, 1, 2, 0)...)
-	data = append(data, rawRecord(150, trace.RunEnd, 7, 0)...)
-	data = append(data, rawRecord(200, trace.Dropped, 12, trace.DropBufferFull, 90)...)
-	data = append(data, rawRecord(210, trace.Fork)...)
-	got, err := decodeAll(t, data)
+// A malformed record (a runtime bug) ends its span: the records before it
+// are written, the span is released, the error is logged once, and the
+// next span is written whole.
+func TestLoopSkipsMalformedRecord(t *testing.T) {
+	h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
+	bad := append(rawRecord(20_000, trace.Marker, 1), rawRecord(20_010, trace.Marker, 2)...)
+	bad[24+9] = 5 // the second record claims 5 arguments
+	bad = append(bad, rawRecord(20_020, trace.Marker, 3)...)
+	h.full = []Span{{Data: bad, Thread: 1, Slot: 0, Full: true}, {Data: rawRecord(20_030, trace.Marker, 4), Thread: 2, Slot: 1, Full: true}}
+	var buf, log bytes.Buffer
+	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 4 || got[0].k != trace.RunBegin || got[0].t != 100 || got[0].args[3] != 0 ||
-		got[1].args[0] != 7 || got[2].args[2] != 90 || got[3].k != trace.Fork || len(got[3].args) != 0 {
-		t.Errorf("decoded %+v", got)
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.New(&log), Start: time.Now()})
+	l.Start()
+	l.Shutdown()
+	if len(h.released) != 2 {
+		t.Errorf("released %d spans, want 2", len(h.released))
 	}
-}
-
-func TestDecodeSpanBroken(t *testing.T) {
-	good := rawRecord(1, trace.Marker, 3)
-	cases := []struct {
-		data []byte
-		want string
-		n    int
-	}{
-		{append(append([]byte{}, good...), 1, 2, 3), "raw record at byte 24: 3 bytes left, header needs 16", 1},
-		{rawRecord(1, trace.Kind(60), 1), "raw record at byte 0: unknown kind 60", 0},
-		{rawRecord(1, trace.DefString, 1), "raw record at byte 0: unknown kind 64", 0},
-		{func() []byte { b := rawRecord(1, trace.Marker, 3); b[9] = 7; return b }(), "raw record at byte 0: kind 22 with 7 arguments does not fit", 0},
+	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		got, err := decodeAll(t, c.data)
-		if err == nil || err.Error() != c.want || len(got) != c.n {
-			t.Errorf("err = %v (%d records), want %q (%d)", err, len(got), c.want, c.n)
+	var names []uint64
+	for {
+		e, err := r.ReadEvent()
+		if err == io.EOF {
+			break
 		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind == trace.Marker {
+			names = append(names, e.Args[0])
+		}
+	}
+	if !slices.Equal(names, []uint64{1, 4}) {
+		t.Errorf("markers %v written, want [1 4]", names)
+	}
+	if n := strings.Count(log.String(), "bad raw record"); n != 1 || !strings.Contains(log.String(), "malformed flat record at byte 24: kind 22 has 1 arguments, not 5") {
+		t.Errorf("log has %d lines on the bad record, want 1 naming it:\n%s", n, log.String())
 	}
 }
 
