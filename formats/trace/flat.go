@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -65,34 +66,88 @@ var ErrFlat = errors.New("malformed flat record")
 // records before it are in the batch).
 //
 // It is the only event encoder (FORMAT.md §5): Add passes it one record.
-// The batch's running state stays in locals for the whole span, and the
-// common event (its other arguments as before, its correlation id the
-// expected one) takes no loop over its arguments' types.
 func (b *Batch) AddFlat(data []byte, clock *FlatClock) (int, error) {
 	if b.encoded {
 		return 0, errors.New("trace: Batch.Add after EncodeBatch: write the batch first")
 	}
-	tab := b.tab
+	off, retry := 0, -1
+	for off < len(data) {
+		if len(b.raw) >= maxBatchRaw {
+			return off, ErrBatchFull
+		}
+		if cap(b.raw)-len(b.raw) < maxFlatEvent {
+			b.raw = growBatch(b.raw)
+		}
+		n, stop := b.encodeFlat(data[off:], clock)
+		off += n
+		if n > 0 || stop == stopSpace {
+			continue
+		}
+		if stop == stopBadRecord {
+			return off, flatError(b.tab, data, off)
+		}
+		// A record with times encodeFlat does not convert itself: its
+		// time arguments are in ticks, or its time is outside the clock's
+		// segment. Slow moves the segment (usually to one that maps it);
+		// failing that, the record is converted here and encoded alone.
+		rec := data[off:]
+		if off != retry && clock.TickArgs[rec[8]&kindMask] == 0 {
+			retry = off
+			clock.Slow(binary.LittleEndian.Uint64(rec))
+			continue
+		}
+		var conv [flatHeader + 8*MaxArgs]byte
+		if m, _ := b.encodeFlat(clock.nanosRecord(conv[:0], rec), &nanosClock); m == 0 {
+			return off, flatError(b.tab, data, off) // unreachable: a converted record is well formed
+		}
+		off += flatSize(rec)
+	}
+	return off, nil
+}
+
+// Why encodeFlat stopped before the end of its records.
+const (
+	stopSpace     = iota + 1 // the batch needs room, or is full
+	stopBadRecord            // a malformed record
+	stopSlow                 // a record AddFlat converts (see there)
+)
+
+// encodeFlat is AddFlat's inner loop: it encodes the records at the start
+// of data until one needs a slower path, and returns the bytes consumed and
+// why it stopped (0 at the end of data). It calls nothing, so that the
+// batch's running state stays in registers (a call in the loop, even one
+// never taken, makes the compiler spill them at every event), and the
+// common event (its other arguments as before, its correlation id first
+// and the expected one) takes no loop over its arguments' types.
+func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
+	tab, fast := b.tab, clock.Fast
 	buf := b.raw[:cap(b.raw)]
 	i := len(b.raw)
 	last, corr, count := b.last, b.corr, b.n
-	off := 0
-	for off+flatHeader <= len(data) && i < maxBatchRaw {
-		if len(buf)-i < maxFlatEvent {
-			buf = growBatch(buf, i)
+	for {
+		if len(data)-off < flatHeader {
+			if off < len(data) {
+				stop = stopBadRecord
+			}
+			break
+		}
+		if i >= maxBatchRaw || len(buf)-i < maxFlatEvent {
+			stop = stopSpace
+			break
 		}
 		rec := data[off:]
-		ticks := binary.LittleEndian.Uint64(rec)
 		k := Kind(rec[8] & kindMask)
 		n := int(rec[9])
 		ki := &tab[k]
 		size := flatHeader + 8*n
-		if rec[8] > maxEventKind || !ki.valid || int(ki.n) != n || len(rec) < size {
+		if rec[8] > maxEventKind || !ki.valid || int(ki.n) != n || len(rec) < size || n > MaxArgs {
+			stop = stopBadRecord
 			break
 		}
-		t, ok := clock.Fast.Nanos(ticks)
-		if !ok {
-			t = clock.Slow(ticks)
+		t, ok := fast.Nanos(binary.LittleEndian.Uint64(rec))
+		if !ok || clock.TickArgs[k] != 0 {
+			stop = stopSlow
+			break
 		}
 		if t < last {
 			t = last
@@ -109,14 +164,9 @@ func (b *Batch) AddFlat(data []byte, clock *FlatClock) (int, error) {
 		// prev keeps every argument: the correlation and time slots are
 		// never compared, and the others are equal to it when same holds.
 		prev := &b.prev[k]
-		args := rec[flatHeader:size]
-		if clock.TickArgs[k] != 0 {
-			var conv [8 * MaxArgs]byte
-			args = clock.convertArgs(conv[:0], k, args)
-		}
 		var differ uint16
 		for j := range n {
-			v := binary.LittleEndian.Uint64(args[8*j:])
+			v := binary.LittleEndian.Uint64(rec[flatHeader+8*j:])
 			if v != prev[j] {
 				differ |= 1 << j
 			}
@@ -125,75 +175,117 @@ func (b *Batch) AddFlat(data []byte, clock *FlatClock) (int, error) {
 		same := ki.hasRef && differ&ki.refs == 0
 		h := i
 		head := byte(k)
-		i = putUvarint(buf, h+1, delta)
-		if ki.corr == 0 { // every kind of kinds.go that has one
-			i = putCorr(buf, i, prev[0], &corr, ki.begin, &head)
+		i++
+		for delta >= 0x80 {
+			buf[i] = byte(delta) | 0x80
+			delta >>= 7
+			i++
 		}
-		if !same || ki.times != 0 || ki.corr > 0 {
-			i = putArgs(buf, i, ki, prev[:n], same, t, &corr, &head)
+		buf[i] = byte(delta)
+		i++
+		if same && ki.times == 0 && ki.corr <= 0 {
+			head |= flagS
+			if ki.corr == 0 { // the common event
+				v, want := prev[0], corr
+				if ki.begin {
+					want++
+				}
+				if v == want {
+					head |= flagC
+				} else {
+					d := zigzag(int64(v - corr))
+					for d >= 0x80 {
+						buf[i] = byte(d) | 0x80
+						d >>= 7
+						i++
+					}
+					buf[i] = byte(d)
+					i++
+				}
+				corr = v
+			}
+			buf[h] = head
+			off += size
+			continue
 		}
 		if same {
 			head |= flagS
+		}
+		for j := range n {
+			v := prev[j]
+			switch ki.types[j] {
+			case ArgCorr:
+				want, before := corr, corr
+				if ki.begin {
+					want++
+				}
+				corr = v
+				if v == want {
+					head |= flagC
+					continue
+				}
+				v = zigzag(int64(v - before))
+			case ArgTime:
+				v = encodeTime(v, t)
+			case ArgInt:
+				if same {
+					continue
+				}
+				v = zigzag(int64(v))
+			default:
+				if same {
+					continue
+				}
+			}
+			for v >= 0x80 {
+				buf[i] = byte(v) | 0x80
+				v >>= 7
+				i++
+			}
+			buf[i] = byte(v)
+			i++
 		}
 		buf[h] = head
 		off += size
 	}
 	b.raw = buf[:i]
 	b.last, b.corr, b.n = last, corr, count
-	if off == len(data) {
-		return off, nil
-	}
-	if i >= maxBatchRaw {
-		return off, ErrBatchFull
-	}
-	return off, flatError(tab, data, off)
+	return off, stop
 }
 
 // maxFlatEvent is the most bytes one event encodes to: head, delta and
 // MaxArgs arguments of 10 bytes each.
 const maxFlatEvent = 1 + 10 + MaxArgs*10
 
-// growBatch returns buf, the first i bytes of it, with room for more.
-func growBatch(buf []byte, i int) []byte {
-	nb := make([]byte, 2*len(buf)+maxFlatEvent)
-	copy(nb, buf[:i])
+// growBatch returns raw with room for more.
+func growBatch(raw []byte) []byte {
+	nb := make([]byte, len(raw), 2*cap(raw)+maxFlatEvent)
+	copy(nb, raw)
 	return nb
 }
 
-// putArgs encodes the arguments that the S and C flags do not cover.
-func putArgs(buf []byte, i int, ki *kindInfo, args []uint64, same bool, t int64, corr *uint64, head *byte) int {
-	for j, v := range args {
-		switch ki.types[j] {
-		case ArgCorr:
-			if j > 0 {
-				i = putCorr(buf, i, v, corr, ki.begin, head)
-			}
-		case ArgTime:
-			i = putUvarint(buf, i, encodeTime(v, t))
-		case ArgInt:
-			if !same {
-				i = putUvarint(buf, i, zigzag(int64(v)))
-			}
-		default:
-			if !same {
-				i = putUvarint(buf, i, v)
-			}
-		}
-	}
-	return i
-}
+// flatSize is the size of the well-formed record at the start of data.
+func flatSize(data []byte) int { return flatHeader + 8*int(data[9]) }
 
-// convertArgs appends to dst a record's arguments with those in ticks
-// converted to ns.
-func (c *FlatClock) convertArgs(dst []byte, k Kind, args []byte) []byte {
-	for j := 0; j+8 <= len(args); j += 8 {
-		v := binary.LittleEndian.Uint64(args[j:])
-		if c.TickArgs[k]&(1<<(j/8)) != 0 {
-			v = uint64(c.nanos(v))
+// nanosRecord appends to dst a copy of a well-formed record with its times
+// in ns, for nanosClock. A negative time becomes the most negative one,
+// which encodeFlat raises to the batch's floor like any other negative time
+// (nanosClock maps every time but -1).
+func (c *FlatClock) nanosRecord(dst, rec []byte) []byte {
+	out := append(dst, rec[:flatSize(rec)]...)
+	put := func(at int, ns int64) {
+		if ns < 0 {
+			ns = math.MinInt64
 		}
-		dst = binary.LittleEndian.AppendUint64(dst, v)
+		binary.LittleEndian.PutUint64(out[at:], uint64(ns))
 	}
-	return dst
+	put(0, c.nanos(binary.LittleEndian.Uint64(rec)))
+	for j := range int(rec[9]) {
+		if c.TickArgs[rec[8]&kindMask]&(1<<j) != 0 {
+			put(flatHeader+8*j, c.nanos(binary.LittleEndian.Uint64(rec[flatHeader+8*j:])))
+		}
+	}
+	return out
 }
 
 // flatError says what is wrong with the record at data[off:].
@@ -218,20 +310,4 @@ func (c *FlatClock) nanos(ticks uint64) int64 {
 		return t
 	}
 	return c.Slow(ticks)
-}
-
-// putCorr encodes a correlation id v at buf[i:] against the batch's
-// previous one, *corr, which becomes v (FORMAT.md §5, ArgCorr).
-func putCorr(buf []byte, i int, v uint64, corr *uint64, begin bool, head *byte) int {
-	want := *corr
-	if begin {
-		want++
-	}
-	if v == want {
-		*head |= flagC
-	} else {
-		i = putUvarint(buf, i, zigzag(int64(v-*corr)))
-	}
-	*corr = v
-	return i
 }
