@@ -75,7 +75,7 @@ func (b *Batch) AddFlat(data []byte, clock *FlatClock) (int, error) {
 		if len(b.raw) >= maxBatchRaw {
 			return off, ErrBatchFull
 		}
-		if cap(b.raw)-len(b.raw) < maxFlatEvent {
+		if len(b.raw) >= roomFor(b.raw) {
 			b.raw = growBatch(b.raw)
 		}
 		n, stop := b.encodeFlat(data[off:], clock)
@@ -124,6 +124,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 	buf := b.raw[:cap(b.raw)]
 	i := len(b.raw)
 	last, corr, count := b.last, b.corr, b.n
+	room := roomFor(buf)
 	for {
 		if len(data)-off < flatHeader {
 			if off < len(data) {
@@ -131,16 +132,16 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 			}
 			break
 		}
-		if i >= maxBatchRaw || len(buf)-i < maxFlatEvent {
+		if i >= room {
 			stop = stopSpace
 			break
 		}
 		rec := data[off:]
-		k := Kind(rec[8] & kindMask)
+		k := Kind(rec[8])
 		n := int(rec[9])
 		ki := &tab[k]
 		size := flatHeader + 8*n
-		if rec[8] > maxEventKind || !ki.valid || int(ki.n) != n || len(rec) < size || n > MaxArgs {
+		if int(ki.flatN) != n || len(rec) < size {
 			stop = stopBadRecord
 			break
 		}
@@ -164,13 +165,14 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 		// prev keeps every argument: the correlation and time slots are
 		// never compared, and the others are equal to it when same holds.
 		prev := &b.prev[k]
+		args := rec[flatHeader:size]
 		var differ uint16
-		for j := range n {
-			v := binary.LittleEndian.Uint64(rec[flatHeader+8*j:])
-			if v != prev[j] {
-				differ |= 1 << j
+		for j := 0; j+8 <= len(args); j += 8 {
+			v := binary.LittleEndian.Uint64(args[j:])
+			if v != prev[j/8] {
+				differ |= 1 << (j / 8)
 			}
-			prev[j] = v
+			prev[j/8] = v
 		}
 		same := ki.hasRef && differ&ki.refs == 0
 		h := i
@@ -256,6 +258,10 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 // maxFlatEvent is the most bytes one event encodes to: head, delta and
 // MaxArgs arguments of 10 bytes each.
 const maxFlatEvent = 1 + 10 + MaxArgs*10
+
+// roomFor is the length of a batch's raw below which one more event fits
+// in its capacity and the batch is not full.
+func roomFor(raw []byte) int { return min(maxBatchRaw, cap(raw)-maxFlatEvent+1) }
 
 // growBatch returns raw with room for more.
 func growBatch(raw []byte) []byte {

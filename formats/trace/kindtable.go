@@ -275,6 +275,7 @@ type kindInfo struct {
 	n      int8   // number of arguments
 	keep   int8   // arguments kept in Event.Args and Def.Args: min(n, MaxArgs)
 	corr   int8   // index of the ArgCorr argument, -1 when none
+	flatN  int8   // n for a timed kind AddFlat encodes (n <= MaxArgs), else -1
 	refs   uint16 // bit j: argument j is covered by the S flag (the encoder's)
 	times  uint16 // bit j: argument j is an ArgTime
 	types  [maxTableArgs]ArgType
@@ -286,10 +287,16 @@ type kindTab [256]kindInfo
 // buildTab flattens descs, which checkDesc has accepted.
 func buildTab(descs []KindDesc) *kindTab {
 	t := new(kindTab)
+	for k := range t {
+		t[k].flatN = -1
+	}
 	for i := range descs {
 		d := &descs[i]
 		ki := &t[d.Kind]
-		*ki = kindInfo{valid: true, begin: d.Begin, text: d.Text, n: int8(len(d.Args)), keep: int8(min(len(d.Args), MaxArgs)), corr: -1}
+		*ki = kindInfo{valid: true, begin: d.Begin, text: d.Text, n: int8(len(d.Args)), keep: int8(min(len(d.Args), MaxArgs)), corr: -1, flatN: -1}
+		if d.Kind <= maxEventKind && len(d.Args) <= MaxArgs {
+			ki.flatN = int8(len(d.Args))
+		}
 		for j, a := range d.Args {
 			ki.types[j] = a.Type
 			switch a.Type {
