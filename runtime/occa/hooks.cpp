@@ -221,17 +221,23 @@ occa_tools_cache_t cache_outcome(occa::kernel *k, int64_t began_ns) {
 }
 
 
-// nekRS builds each kernel twice: with {build: {compile_only: true}} on one
-// rank (an empty kernel name compiles every kernel of the file and returns
-// an empty kernel), then with {build: {load_only: true}} everywhere. The
-// compile is named after its file, and both builds get the same properties
-// hash (the two flags hashed alike), so the pair can be matched.
+// nekRS builds each kernel twice: with {build: {compile_only: true,
+// load_only: false}} on one rank (an empty kernel name compiles every kernel
+// of the file and returns an empty kernel), then with the flags swapped
+// everywhere. The compile is named after its file, and both builds get the
+// same properties hash (both flags hashed as one key with no value), so the
+// pair can be matched.
 bool compile_only(const std::string &props) { return json_value(props, "compile_only") == "true"; }
 
 uint64_t build_props_hash(std::string props) {
-  static const char compile[] = "compile_only", load[] = "load_only";
-  for (size_t at = props.find(compile); at != std::string::npos; at = props.find(compile, at))
-    props.replace(at, sizeof compile - 1, load);
+  for (const char *key : {"\"compile_only\"", "\"load_only\""}) {
+    size_t klen = strlen(key);
+    for (size_t at = props.find(key); at != std::string::npos; at = props.find(key, at + 1)) {
+      size_t value = props.find_first_not_of(": ", at + klen);
+      size_t end = value == std::string::npos ? value : props.find_first_of(",}", value);
+      props.replace(at, end == std::string::npos ? std::string::npos : end - at, "\"build_split\"");
+    }
+  }
   return fnv1a(props);
 }
 

@@ -18,8 +18,9 @@
 //      (1600 B). Host-to-device: 3, 16800 B (with the one in malloc);
 //      device-to-host: 1, 400 B; device-to-device: 1, 1600 B.
 //   4. addVectors built from addVectors.okl. nekRS: as nekRS does, first
-//      with {build: {compile_only: true}} and kernel name "" (an empty
-//      kernel comes back), then with {build: {load_only: true}}: 2 builds.
+//      with {build: {compile_only: true, load_only: false}} and kernel
+//      name "" (an empty kernel comes back), then with the flags swapped:
+//      2 builds.
 //   5. N launches addVectors(1000, a, b, c) through operator(), then one
 //      through run({1000, a, b, c}): N + 1 launches.
 //   6. V >= 1.5: a memory pool, reserve<double>(100) (800 B) and
@@ -93,6 +94,7 @@ int main(int argc, char **argv) {
 #ifdef OCCA_STANDIN_NEKRS
   occa::json compileOnly;
   compileOnly["build/compile_only"] = true;
+  compileOnly["build/load_only"] = false;
   occa::kernel empty = device.buildKernel(okl, "", compileOnly);
   if (empty.isInitialized()) {
     fprintf(stderr, "a compile-only build returned a kernel\n");
@@ -100,6 +102,7 @@ int main(int argc, char **argv) {
   }
   occa::json loadOnly;
   loadOnly["build/load_only"] = true;
+  loadOnly["build/compile_only"] = false;
   occa::kernel addVectors = device.buildKernel(okl, "addVectors", loadOnly);
 #else
   occa::kernel addVectors = device.buildKernel(okl, "addVectors");
