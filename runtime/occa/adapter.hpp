@@ -322,6 +322,14 @@ extern std::atomic<uint64_t> pending_times;
 uint64_t untimed_launches();  // launches that asked for device time and got none
 
 // ---- Launches (launch.cpp) --------------------------------------------------
+// Out of line: LaunchTiming holds a device in handle_room bytes, and a frame
+// that size would keep the compiler from inlining launch() into each hook.
+template <class Run>
+__attribute__((noinline)) void run_timed(const occa::kernel *k, uint64_t correlation_id, Run &run) {
+  LaunchTiming timing(k, correlation_id);
+  run();
+}
+
 template <class Run>
 inline void launch(const occa::kernel *k, Run &&run) {
   if (state.load(std::memory_order_relaxed) == INACTIVE) {  // the untraced fast path
@@ -348,8 +356,7 @@ inline void launch(const occa::kernel *k, Run &&run) {
   }
   try {
     if (call.correlation_id && enabled(OCCA_TOOLS_EVENT_DEVICE_TIME)) {
-      LaunchTiming timing(k, call.correlation_id);
-      run();
+      run_timed(k, call.correlation_id, run);
     } else {
       run();
     }
