@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -261,7 +260,7 @@ func TestExports(t *testing.T) {
 
 func dynamicSymbols(t *testing.T, lib string) []string {
 	t.Helper()
-	out, err := exec.Command("nm", "-D", "--defined-only", lib).Output()
+	out, err := testproc.Command(t, "nm", "-D", "--defined-only", lib).Output()
 	if err != nil {
 		t.Fatalf("nm -D %s: %v", lib, err)
 	}
