@@ -151,18 +151,27 @@ class Held {
   alignas(16) unsigned char room_[handle_room];
 };
 
+void start();  // resolves libocca and connects, once (state.cpp)
+
+// The original of a hooked function. A hook may be the first the process
+// calls, or run while another thread resolves: the originals are resolved
+// here then. Throws (missing) when libocca lacks it.
+template <class F>
+inline F real_fn(F fn_ptr, F &fn, const char *what) {
+  if (OT_LIKELY(fn_ptr != nullptr))
+    return fn_ptr;
+  start();
+  if (!fn)
+    missing(what);
+  return fn;
+}
+#define OT_REAL(name) (::ot_occa::real_fn(::ot_occa::real.name, ::ot_occa::real.name, #name))
+
 // libocca's kernel::operator() with n arguments.
 extern void *kernel_op[];
 inline void *real_kernel_op(int n) {
-  void *fn = kernel_op[n];  // n is a constant of the generated hook
-  if (OT_UNLIKELY(!fn))
-    missing("kernel::operator()");
-  return fn;
+  return real_fn(kernel_op[n], kernel_op[n], "kernel::operator()");  // n: the hook's constant
 }
-
-
-// The original of a hooked function, or an exception.
-#define OT_REAL(name) (OT_LIKELY(::ot_occa::real.name) ? ::ot_occa::real.name : (::ot_occa::missing(#name), ::ot_occa::real.name))
 
 // ---- The runtime (state.cpp) -----------------------------------------------
 // The runtime's entry points, looked up by name once.
@@ -194,7 +203,6 @@ extern Api api;
 
 enum State { UNREADY = 0, INACTIVE = 1, ACTIVE = 2 };
 extern std::atomic<int> state;
-void start();  // resolves libocca and connects, once
 
 // Is the runtime recording? Resolves everything on the first call.
 inline bool active() {

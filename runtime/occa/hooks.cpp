@@ -220,7 +220,6 @@ occa_tools_cache_t cache_outcome(occa::kernel *k, int64_t began_ns) {
   return written + 10000000 >= began_ns ? OCCA_TOOLS_CACHE_MISS : OCCA_TOOLS_CACHE_HIT;
 }
 
-
 // nekRS builds each kernel twice: with {build: {compile_only: true,
 // load_only: false}} on one rank (an empty kernel name compiles every kernel
 // of the file and returns an empty kernel), then with the flags swapped
