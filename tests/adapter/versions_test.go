@@ -45,12 +45,12 @@ var warnLine = regexp.MustCompile(`(?m)^.*WRN occa-tools: OCCA adapter: .*$`)
 
 // profileVersion runs the variant's driver under occa-prof and returns its
 // trace, its raw events, and the adapter's warn lines.
-func profileVersion(t *testing.T, v variant, n string) (*occatest.Capture, *occatest.Events, []string) {
+func profileVersion(t *testing.T, v variant, args ...string) (*occatest.Capture, *occatest.Events, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache")}
 	out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet"},
-		filepath.Join(standin, v.dir, "occa-standin-versions"), "-n", n)
+		append([]string{filepath.Join(standin, v.dir, "occa-standin-versions")}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestOCCAVersions(t *testing.T) {
 			name = "occa-2.0"
 		}
 		t.Run(name, func(t *testing.T) {
-			cp, ev, warns := profileVersion(t, v, "5")
+			cp, ev, warns := profileVersion(t, v, "-n", "5")
 			if len(v.warn) == 0 && len(warns) != 0 {
 				t.Errorf("warnings with a supported OCCA: %q", warns)
 			}
@@ -233,5 +233,21 @@ func TestVariantSymbols(t *testing.T) {
 		if !have[runList] {
 			t.Errorf("%s: no %s", lib, runList)
 		}
+	}
+}
+
+// A hook may be the first OCCA call of a process (here a copy into an empty
+// memory, before any device): it resolves libocca's functions itself.
+func TestFirstCallIsACopy(t *testing.T) {
+	cp, _, warns := profileVersion(t, variants[0], "-n", "2", "-first-copy")
+	if len(warns) != 0 {
+		t.Errorf("warnings: %q", warns)
+	}
+	want := map[string]occatest.Traffic{"H2D": traffic(4, 16800), "D2H": traffic(2, 8400), "D2D": traffic(1, 1600)}
+	if !reflect.DeepEqual(cp.Copies, want) {
+		t.Errorf("copies: %v, want %v", cp.Copies, want)
+	}
+	if want := map[string]int{"addVectors": 3}; !reflect.DeepEqual(cp.Launches, want) {
+		t.Errorf("launches: %v, want %v", cp.Launches, want)
 	}
 }

@@ -3,7 +3,11 @@
 // (include/occa.hpp: OCCA_STANDIN_VERSION, OCCA_STANDIN_NEKRS), so the
 // adapter's tests check every supported OCCA with exact counts.
 //
-// usage: occa-standin-versions [-n N]     (N >= 1 launches, default 5)
+// usage: occa-standin-versions [-n N] [-first-copy]
+//   -n N         N >= 1 launches, default 5
+//   -first-copy  before anything else, copy into an empty occa::memory (a
+//                no-op in OCCA): the first OCCA call is then a copy, not a
+//                device setup (one more host-to-device copy, of 0 bytes)
 // Prints "ok" and exits 0; 2 on a usage error. Built next to its variant's
 // lib/ (RUNPATH $ORIGIN/lib) and addVectors.okl.
 //
@@ -63,21 +67,30 @@ namespace {
 
 int main(int argc, char **argv) {
   long n = 5;
+  bool firstCopy = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "-n" && i + 1 < argc) {
+    if (arg == "-first-copy") {
+      firstCopy = true;
+    } else if (arg == "-n" && i + 1 < argc) {
       char *end;
       n = strtol(argv[++i], &end, 10);
       if (*end || n < 1) {
-        fprintf(stderr, "usage: occa-standin-versions [-n N]\n");
+        fprintf(stderr, "usage: occa-standin-versions [-n N] [-first-copy]\n");
         return 2;
       }
     } else {
-      fprintf(stderr, "usage: occa-standin-versions [-n N]\n");
+      fprintf(stderr, "usage: occa-standin-versions [-n N] [-first-copy]\n");
       return 2;
     }
   }
   const std::string okl = executableDir() + "/addVectors.okl";
+
+  if (firstCopy) {
+    double x = 0;
+    occa::memory empty;
+    empty.copyFrom(&x);
+  }
 
   occa::device device(std::string("{mode: 'Serial'}"));
   std::vector<double> hostA(1000, 1.0), hostB(1000, 2.0), hostC(1000, 0.0);
