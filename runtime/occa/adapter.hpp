@@ -39,8 +39,10 @@ namespace ot_occa {
 // missing, which only a mismatched libocca can cause.
 [[noreturn]] void missing(const char *what);
 
+// The functions that take properties: occa::json, or occa::properties in
+// OCCA 1.0-1.1.
 template <class Props>
-struct PropsFns {  // the functions that take properties: occa::json, or occa::properties (1.0-1.1)
+struct PropsFns {
   void (*device_setup)(occa::device *, const Props &);
   occa::stream (*device_create_stream)(occa::device *, const Props &);
   occa::kernel (*device_build_kernel)(const occa::device *, const std::string &,

@@ -381,7 +381,8 @@ void occa::device::setup(const occa::json &props) {
 }
 
 void occa::device::setup(const occa::properties &props) {
-  report_setup(this, [&] { return dump(props); }, [&] { OT_REAL(props.device_setup)(this, props); });
+  report_setup(this, [&] { return dump(props); },
+               [&] { OT_REAL(props.device_setup)(this, props); });
 }
 
 void occa::device::free() {

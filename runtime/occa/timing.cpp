@@ -57,9 +57,9 @@ std::vector<Pending *> &queue = *new std::vector<Pending *>;  // leaked: used at
 std::atomic<uint64_t> untimed{0};
 
 bool can_time() {
-  return libocca.can_time && real.kernel_get_device && real.device_tag_stream && real.device_time_between &&
-         real.stream_tag_mode && real.device_mode_device && real.device_get_stream &&
-         real.stream_mode_stream;
+  return libocca.can_time && real.kernel_get_device && real.device_tag_stream &&
+         real.device_time_between && real.stream_tag_mode && real.device_mode_device &&
+         real.device_get_stream && real.stream_mode_stream;
 }
 
 const void *current_stream(occa::device *d) {
