@@ -25,8 +25,9 @@
 //      with {build: {compile_only: true, load_only: false}} and kernel
 //      name "" (an empty kernel comes back), then with the flags swapped:
 //      2 builds.
-//   5. N launches addVectors(1000, a, b, c) through operator(), then one
-//      through run({1000, a, b, c}): N + 1 launches.
+//   5. N launches addVectors(1000, c, c, c) through operator() (its
+//      arguments are float, as OCCA checks), then one
+//      through run({1000, c, c, c}): N + 1 launches.
 //   6. V >= 1.5: a memory pool, reserve<double>(100) (800 B) and
 //      reserve<double>(50) (400 B); the first freed with free(), the second
 //      and the pool released at the end of main. Allocations +2, 1200 B.
@@ -121,9 +122,9 @@ int main(int argc, char **argv) {
   occa::kernel addVectors = device.buildKernel(okl, "addVectors");
 #endif
   for (long i = 0; i < n; ++i) {
-    addVectors(1000, a, b, c);
+    addVectors(1000, c, c, c);
   }
-  addVectors.run({1000, a, b, c});
+  addVectors.run({1000, c, c, c});
 
 #if OCCA_STANDIN_VERSION >= 10500
   auto pool = device.createMemoryPool();
