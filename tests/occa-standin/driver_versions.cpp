@@ -27,7 +27,8 @@
 //      2 builds.
 //   5. N launches addVectors(1000, c, c, c) through operator() (its
 //      arguments are float, as OCCA checks), then one
-//      through run({1000, c, c, c}): N + 1 launches.
+//      through run({1000, c, c, c}) (V < 1.2: operator() again): N + 1
+//      launches.
 //   6. V >= 1.5: a memory pool, reserve<double>(100) (800 B) and
 //      reserve<double>(50) (400 B); the first freed with free(), the second
 //      and the pool released at the end of main. Allocations +2, 1200 B.
@@ -124,7 +125,11 @@ int main(int argc, char **argv) {
   for (long i = 0; i < n; ++i) {
     addVectors(1000, c, c, c);
   }
+#if OCCA_STANDIN_VERSION >= 10200
   addVectors.run({1000, c, c, c});
+#else
+  addVectors(1000, c, c, c);  // OCCA 1.1 has no run({...})
+#endif
 
 #if OCCA_STANDIN_VERSION >= 10500
   auto pool = device.createMemoryPool();

@@ -1809,6 +1809,7 @@ namespace occa {
     modeKernel->launch();
   }
 
+#if OCCA_STANDIN_VERSION >= 10200
   void kernel::run(std::initializer_list<kernelArg> args) const {
     kernel &self = const_cast<kernel&>(*this);
     self.clearArgs();
@@ -1823,6 +1824,7 @@ namespace occa {
     self.run();
 #endif
   }
+#endif
 
   void kernel::operator () () const {
     assertInitialized();

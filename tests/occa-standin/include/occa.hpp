@@ -23,7 +23,7 @@
 //   -DOCCA_STANDIN_VERSION=N   another OCCA's names and conventions, N =
 //                              major * 10000 + minor * 100 + patch:
 //       < 10200  property parameters are occa::properties (OCCA 1.0-1.1),
-//                no device::setup(string)
+//                no device::setup(string), no kernel::run({...})
 //       < 10400  no device::finishAll, no stream::finish
 //       < 10500  no memory pool (the stand-in's own is renamed out of OCCA's
 //                names)
@@ -553,7 +553,9 @@ namespace occa {
 
     // The one launch entry point: every operator() and run({...}) end here.
     void run() const;
+#if OCCA_STANDIN_VERSION >= 10200
     void run(std::initializer_list<kernelArg> args) const;
+#endif
 
     void operator () () const;
     void operator () (const kernelArg &arg1) const;
