@@ -15,7 +15,9 @@
 #define OCCA_TOOLS_OCCA_ADAPTER_HPP
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 
 #include "mirror.hpp"
@@ -29,36 +31,50 @@ namespace ot_occa {
 // ---- libocca's own functions (real.cpp) ----------------------------------
 // One member per function the adapter hooks or calls, typed as a plain
 // function whose first parameter is `this` (the Itanium C++ ABI passes it
-// so); null when libocca lacks the symbol.
+// so); null when libocca lacks the symbol. A handle OCCA takes by value is
+// passed by the address of the caller's copy (handles are non-trivial), so
+// those parameters are typed `const H &` here: the adapter forwards the
+// caller's copy and never makes one of its own size.
 // Throws (as an OCCA error would) when a hooked function's original is
 // missing, which only a mismatched libocca can cause.
 [[noreturn]] void missing(const char *what);
 
+// The functions that take properties: occa::json, or occa::properties in
+// OCCA 1.0-1.1.
+template <class Props>
+struct PropsFns {
+  void (*device_setup)(occa::device *, const Props &);
+  occa::stream (*device_create_stream)(occa::device *, const Props &);
+  occa::kernel (*device_build_kernel)(const occa::device *, const std::string &,
+                                      const std::string &, const Props &);
+  occa::memory (*device_malloc)(occa::device *, occa::dim_t, const occa::dtype_t &, const void *,
+                                const Props &);
+  void (*memory_copy_from_ptr)(occa::memory *, const void *, occa::dim_t, occa::dim_t,
+                               const Props &);
+  void (*memory_copy_from_mem)(occa::memory *, const occa::memory &, occa::dim_t, occa::dim_t,
+                               occa::dim_t, const Props &);
+  void (*memory_copy_to_ptr)(const occa::memory *, void *, occa::dim_t, occa::dim_t,
+                             const Props &);
+  void (*memory_copy_to_mem)(const occa::memory *, const occa::memory &, occa::dim_t,
+                             occa::dim_t, occa::dim_t, const Props &);
+};
+
 struct Real {
   // Hooked.
+  PropsFns<occa::json> json;
+  PropsFns<occa::properties> props;
   void (*device_setup_string)(occa::device *, const std::string &);
-  void (*device_setup_json)(occa::device *, const occa::json &);
   void (*device_free)(occa::device *);
   void (*device_finish)(occa::device *);
   void (*device_finish_all)(occa::device *);
-  occa::stream (*device_create_stream)(occa::device *, const occa::json &);
-  void (*device_set_stream)(occa::device *, occa::stream);
-  occa::kernel (*device_build_kernel)(const occa::device *, const std::string &,
-                                      const std::string &, const occa::json &);
-  occa::memory (*device_malloc)(occa::device *, occa::dim_t, const occa::dtype_t &,
-                                const void *, const occa::json &);
+  void (*device_set_stream)(occa::device *, const occa::stream &);
   void (*kernel_run)(const occa::kernel *);
-  void (*memory_copy_from_ptr)(occa::memory *, const void *, occa::dim_t, occa::dim_t,
-                               const occa::json &);
-  void (*memory_copy_from_mem)(occa::memory *, occa::memory, occa::dim_t, occa::dim_t,
-                               occa::dim_t, const occa::json &);
-  void (*memory_copy_to_ptr)(const occa::memory *, void *, occa::dim_t, occa::dim_t,
-                             const occa::json &);
-  void (*memory_copy_to_mem)(const occa::memory *, occa::memory, occa::dim_t, occa::dim_t,
-                             occa::dim_t, const occa::json &);
+  void (*kernel_run_list)(const occa::kernel *, std::initializer_list<occa::kernelArg>);
   void (*memory_free)(occa::memory *);
   void (*stream_finish)(occa::stream *);
   occa::memory (*pool_reserve)(occa::memoryPool *, occa::dim_t, const occa::dtype_t &);
+  occa::memory (*experimental_pool_reserve)(occa::experimental::memoryPool *, occa::dim_t,
+                                            const occa::dtype_t &);
   void (*mode_memory_dtor)(void *);
   void (*mode_kernel_dtor)(void *);
   void (*mode_stream_dtor)(void *);
@@ -78,6 +94,7 @@ struct Real {
   void *(*memory_mode_memory)(const occa::memory *);
   const occa::dtype_t &(*memory_dtype)(const occa::memory *);
   occa::udim_t (*memory_length)(const occa::memory *);
+  occa::udim_t (*memory_byte_size)(const occa::memory *);
   occa::device (*memory_get_device)(const occa::memory *);
   void *(*memory_ptr)(occa::memory *);
   void *(*stream_mode_stream)(const occa::stream *);
@@ -85,24 +102,78 @@ struct Real {
   void *(*stream_tag_mode)(const occa::streamTag *);
   int (*dtype_bytes)(const occa::dtype_t *);
   std::string (*json_dump)(const occa::json *, int);
+  const occa::json &(*json_get)(const occa::json *, const char *);  // const operator[]
+  occa::json &(*settings)();
   void *(*pool_mode_device)(const occa::memoryPool *);
+  void *(*experimental_pool_mode_device)(const occa::experimental::memoryPool *);
+  void (*handle_default[occa::ot_mirror::HANDLE_CLASSES])(void *);
   void (*handle_copy[occa::ot_mirror::HANDLE_CLASSES])(void *, const void *);
   void (*handle_destroy[occa::ot_mirror::HANDLE_CLASSES])(void *);
 };
 extern Real real;
 
+// ---- What the adapter found out about libocca at start (probe.cpp) --------
+struct Libocca {
+  // Whether a handle of each class fits the adapter's storage (Held): its
+  // libocca constructor wrote at most handle_limit bytes. Hooks that would
+  // hold one of a class that does not fit only forward.
+  bool holdable[occa::ot_mirror::HANDLE_CLASSES];
+  // Bytes libocca's default constructor wrote, per class (0: no constructor).
+  size_t extent[occa::ot_mirror::HANDLE_CLASSES];
+  // copyFrom/copyTo counts are bytes (OCCA before 2.0), not elements.
+  bool copy_counts_bytes;
+  // Device times: tags are held in the pending queue at the mirror's size,
+  // so they need OCCA 2.0's streamTag layout, and devices and streams Held.
+  bool can_time;
+};
+extern Libocca libocca;
+void probe();  // fills libocca and reports, once, at start
+
+// Storage for one handle libocca returns, of any layout up to handle_limit
+// bytes: the value is built in place by the call that returns it (C++17
+// guaranteed copy elision passes this storage as the return slot), so a
+// libocca whose handles are larger than the mirror's cannot write past it.
+constexpr size_t handle_room = 512;
+// The largest constructor extent accepted: room is left for members a
+// default constructor leaves unwritten.
+constexpr size_t handle_limit = 256;
+template <class H>
+class Held {
+ public:
+  template <class Make>
+  explicit Held(Make &&make) {
+    ::new (static_cast<void *>(room_)) H(make());
+  }
+  ~Held() { get()->~H(); }
+  Held(const Held &) = delete;
+  Held &operator=(const Held &) = delete;
+  H *get() { return std::launder(reinterpret_cast<H *>(room_)); }
+
+ private:
+  alignas(16) unsigned char room_[handle_room];
+};
+
+void start();  // resolves libocca and connects, once (state.cpp)
+
+// The original of a hooked function. A hook may be the first the process
+// calls, or run while another thread resolves: the originals are resolved
+// here then. Throws (missing) when libocca lacks it.
+template <class F>
+inline F real_fn(F fn_ptr, F &fn, const char *what) {
+  if (OT_LIKELY(fn_ptr != nullptr))
+    return fn_ptr;
+  start();
+  if (!fn)
+    missing(what);
+  return fn;
+}
+#define OT_REAL(name) (::ot_occa::real_fn(::ot_occa::real.name, ::ot_occa::real.name, #name))
+
 // libocca's kernel::operator() with n arguments.
 extern void *kernel_op[];
 inline void *real_kernel_op(int n) {
-  void *fn = kernel_op[n];  // n is a constant of the generated hook
-  if (OT_UNLIKELY(!fn))
-    missing("kernel::operator()");
-  return fn;
+  return real_fn(kernel_op[n], kernel_op[n], "kernel::operator()");  // n: the hook's constant
 }
-
-
-// The original of a hooked function, or an exception.
-#define OT_REAL(name) (OT_LIKELY(::ot_occa::real.name) ? ::ot_occa::real.name : (::ot_occa::missing(#name), ::ot_occa::real.name))
 
 // ---- The runtime (state.cpp) -----------------------------------------------
 // The runtime's entry points, looked up by name once.
@@ -134,7 +205,6 @@ extern Api api;
 
 enum State { UNREADY = 0, INACTIVE = 1, ACTIVE = 2 };
 extern std::atomic<int> state;
-void start();  // resolves libocca and connects, once
 
 // Is the runtime recording? Resolves everything on the first call.
 inline bool active() {
@@ -251,7 +321,7 @@ class LaunchTiming {
   struct Pending *pending_;
   occa::device *device_;  // held for the launch only: the queue holds no device
   int exceptions_;
-  alignas(occa::device) unsigned char device_storage_[sizeof(occa::device)];
+  alignas(16) unsigned char device_storage_[handle_room];
 };
 // Resolves the launches of d's current stream, or of all its streams.
 void resolve_device(occa::device *d, bool all_streams);  // after a finish, before a free
@@ -262,6 +332,14 @@ extern std::atomic<uint64_t> pending_times;
 uint64_t untimed_launches();  // launches that asked for device time and got none
 
 // ---- Launches (launch.cpp) --------------------------------------------------
+// Out of line: LaunchTiming holds a device in handle_room bytes, and a frame
+// that size would keep the compiler from inlining launch() into each hook.
+template <class Run>
+__attribute__((noinline)) void run_timed(const occa::kernel *k, uint64_t correlation_id, Run &run) {
+  LaunchTiming timing(k, correlation_id);
+  run();
+}
+
 template <class Run>
 inline void launch(const occa::kernel *k, Run &&run) {
   if (state.load(std::memory_order_relaxed) == INACTIVE) {  // the untraced fast path
@@ -288,8 +366,7 @@ inline void launch(const occa::kernel *k, Run &&run) {
   }
   try {
     if (call.correlation_id && enabled(OCCA_TOOLS_EVENT_DEVICE_TIME)) {
-      LaunchTiming timing(k, call.correlation_id);
-      run();
+      run_timed(k, call.correlation_id, run);
     } else {
       run();
     }

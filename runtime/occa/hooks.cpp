@@ -47,8 +47,12 @@ std::string json_value(const std::string &text, const char *key) {
   return std::string();
 }
 
-std::string dump(const occa::json &props) {
-  return real.json_dump ? real.json_dump(&props, 0) : std::string();
+// Props is occa::json, or OCCA 1.0-1.1's occa::properties, a class derived
+// from json alone (so a properties is a json at the same address).
+template <class Props>
+std::string dump(const Props &props) {
+  return real.json_dump ? real.json_dump(reinterpret_cast<const occa::json *>(&props), 0)
+                        : std::string();
 }
 
 uint64_t fnv1a(const std::string &s) {
@@ -114,9 +118,11 @@ void report_setup(occa::device *d, Props &&props, Setup &&real_setup) {
 
 int64_t dtype_bytes(const occa::dtype_t &t) { return real.dtype_bytes ? real.dtype_bytes(&t) : 1; }
 
-// Bytes a copy moves: count and offsets are in elements of the memory's
-// type, count -1 meaning the whole memory (OCCA's convention).
+// Bytes a copy moves: from OCCA 2.0 count and offsets are in elements of the
+// memory's type, before in bytes; count -1 means the whole memory.
 uint64_t copy_bytes(const occa::memory *m, occa::dim_t count) {
+  if (libocca.copy_counts_bytes && count != -1)
+    return count > 0 ? uint64_t(count) : 0;
   if (!real.memory_dtype)
     return 0;
   int64_t elem = dtype_bytes(real.memory_dtype(m));
@@ -164,17 +170,18 @@ occa::memory allocate(DeviceInfo *device, uint64_t bytes, bool copies, const cha
   api.memory_alloc_begin(&call, device ? &device->slot : nullptr, bytes, tag);
   occa_tools_data_t none = OCCA_TOOLS_DATA_NONE;
   try {
-    occa::memory m = real_alloc();
-    void *mode_memory = real.memory_mode_memory ? real.memory_mode_memory(&m) : nullptr;
+    Held<occa::memory> held(real_alloc);
+    occa::memory *m = held.get();
+    void *mode_memory = real.memory_mode_memory ? real.memory_mode_memory(m) : nullptr;
     ObjectInfo *info = mode_memory ? add_memory(mode_memory) : nullptr;
-    void *address = mode_memory && real.memory_ptr ? real.memory_ptr(&m) : nullptr;
+    void *address = mode_memory && real.memory_ptr ? real.memory_ptr(m) : nullptr;
     api.memory_alloc_end(&call, info ? &info->slot : &none, address, OCCA_TOOLS_OK);
     if (copies && info && enabled(OCCA_TOOLS_EVENT_COPY_BEGIN)) {
       occa_tools_call_t copy = OCCA_TOOLS_CALL_INIT;
       api.copy_begin(&copy, OCCA_TOOLS_COPY_H2D, nullptr, &info->slot, bytes, 0, nullptr);
       api.copy_end(&copy, OCCA_TOOLS_OK);
     }
-    return m;
+    return occa::memory(*m);  // libocca's copy, made in the caller's slot
   } catch (...) {
     api.memory_alloc_end(&call, &none, nullptr, OCCA_TOOLS_FAILED);
     throw;
@@ -213,6 +220,154 @@ occa_tools_cache_t cache_outcome(occa::kernel *k, int64_t began_ns) {
   return written + 10000000 >= began_ns ? OCCA_TOOLS_CACHE_MISS : OCCA_TOOLS_CACHE_HIT;
 }
 
+// nekRS builds each kernel twice: with {build: {compile_only: true,
+// load_only: false}} on one rank (an empty kernel name compiles every kernel
+// of the file and returns an empty kernel), then with the flags swapped
+// everywhere. The compile is named after its file, and both builds get the
+// same properties hash (both flags hashed as one key with no value), so the
+// pair can be matched.
+bool compile_only(const std::string &props) { return json_value(props, "compile_only") == "true"; }
+
+uint64_t build_props_hash(std::string props) {
+  for (const char *key : {"\"compile_only\"", "\"load_only\""}) {
+    size_t klen = strlen(key);
+    for (size_t at = props.find(key); at != std::string::npos; at = props.find(key, at + 1)) {
+      size_t value = props.find_first_not_of(": ", at + klen);
+      size_t end = value == std::string::npos ? value : props.find_first_of(",}", value);
+      props.replace(at, end == std::string::npos ? std::string::npos : end - at, "\"build_split\"");
+    }
+  }
+  return fnv1a(props);
+}
+
+std::string file_name(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+template <class Props, class Build>
+occa::kernel build_kernel(const occa::device *d, const std::string &filename,
+                          const std::string &kernelName, const Props &props, Build real_build) {
+  Outermost outer;
+  if (!outer.reports() || !libocca.holdable[occa::ot_mirror::KERNEL])
+    return real_build(d, filename, kernelName, props);  // built in the caller's slot
+  occa::device *self = const_cast<occa::device *>(d);
+  if (!enabled(OCCA_TOOLS_EVENT_BUILD_BEGIN)) {  // build events off: still name the kernel
+    Held<occa::kernel> k([&] { return real_build(d, filename, kernelName, props); });
+    if (void *mk = real.kernel_mode_kernel ? real.kernel_mode_kernel(k.get()) : nullptr)
+      add_kernel(mk, device_info(self), kernelName);
+    return occa::kernel(*k.get());
+  }
+  DeviceInfo *device = device_info(self);
+  std::string text = dump(props);
+  std::string name =
+      kernelName.empty() && compile_only(text) ? file_name(filename) : kernelName;
+  occa_tools_call_t call = OCCA_TOOLS_CALL_INIT;
+  api.build_begin(&call, device ? &device->slot : nullptr, name.c_str(), filename.c_str(),
+                  text.empty() ? nullptr : text.c_str(), build_props_hash(text));
+  int64_t began = realtime_ns();
+  try {
+    Held<occa::kernel> k([&] { return real_build(d, filename, kernelName, props); });
+    void *mk = real.kernel_mode_kernel ? real.kernel_mode_kernel(k.get()) : nullptr;
+    KernelInfo *info = mk ? add_kernel(mk, device, kernelName) : nullptr;
+    // An empty kernel (a compile-only build) has no binary to look at.
+    api.build_end(&call, info ? &info->slot : nullptr,
+                  mk ? cache_outcome(k.get(), began) : OCCA_TOOLS_CACHE_UNKNOWN, OCCA_TOOLS_OK);
+    return occa::kernel(*k.get());  // libocca's copy, made in the caller's slot
+  } catch (...) {
+    api.build_end(&call, nullptr, OCCA_TOOLS_CACHE_UNKNOWN, OCCA_TOOLS_FAILED);
+    throw;
+  }
+}
+
+template <class Props, class Create>
+occa::stream create_stream(occa::device *d, const Props &props, Create real_create) {
+  Outermost outer;
+  if (!outer.reports() || !enabled(OCCA_TOOLS_EVENT_STREAM_CREATE) ||
+      !libocca.holdable[occa::ot_mirror::STREAM])
+    return real_create(d, props);
+  Held<occa::stream> s([&] { return real_create(d, props); });
+  DeviceInfo *device = device_info(d);
+  ObjectInfo *si = stream_info(s.get());
+  if (device && si)
+    api.stream_create(&device->slot, &si->slot);
+  return occa::stream(*s.get());
+}
+
+template <class Props, class Malloc>
+occa::memory device_malloc(occa::device *d, occa::dim_t entries, const occa::dtype_t &dtype,
+                           const void *src, const Props &props, Malloc real_malloc) {
+  Outermost outer;
+  if (!outer.reports() || entries <= 0 || !enabled(OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN) ||
+      !libocca.holdable[occa::ot_mirror::MEMORY])
+    return real_malloc(d, entries, dtype, src, props);
+  uint64_t bytes = uint64_t(entries) * uint64_t(dtype_bytes(dtype));
+  return allocate(device_info(d), bytes, src != nullptr, nullptr,
+                  [&] { return real_malloc(d, entries, dtype, src, props); });
+}
+
+template <class Pool, class Reserve>
+occa::memory pool_reserve(Pool *pool, occa::dim_t entries, const occa::dtype_t &dtype,
+                          Reserve real_reserve, void *(*mode_device)(const Pool *)) {
+  Outermost outer;
+  if (!outer.reports() || entries <= 0 || !enabled(OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN) ||
+      !libocca.holdable[occa::ot_mirror::MEMORY])
+    return real_reserve(pool, entries, dtype);
+  uint64_t bytes = uint64_t(entries) * uint64_t(dtype_bytes(dtype));
+  DeviceInfo *device = device_info_of_mode(mode_device ? mode_device(pool) : nullptr);
+  return allocate(device, bytes, false, "occa-memory-pool",
+                  [&] { return real_reserve(pool, entries, dtype); });
+}
+
+template <class Props, class Copy>
+void copy_from_ptr(occa::memory *m, const void *src, occa::dim_t count, occa::dim_t offset,
+                   const Props &props, Copy real_copy) {
+  if (depth || !active()) {
+    real_copy(m, src, count, offset, props);
+    return;
+  }
+  report_copy(OCCA_TOOLS_COPY_H2D, nullptr, m, copy_bytes(m, count),
+              [&] { real_copy(m, src, count, offset, props); });
+}
+
+template <class Props, class Copy>
+void copy_from_mem(occa::memory *m, const occa::memory &src, occa::dim_t count,
+                   occa::dim_t dest_offset, occa::dim_t src_offset, const Props &props,
+                   Copy real_copy) {
+  if (depth || !active()) {
+    real_copy(m, src, count, dest_offset, src_offset, props);
+    return;
+  }
+  report_copy(OCCA_TOOLS_COPY_D2D, &src, m, copy_bytes(m, count),
+              [&] { real_copy(m, src, count, dest_offset, src_offset, props); });
+}
+
+template <class Props, class Copy>
+void copy_to_ptr(const occa::memory *m, void *dest, occa::dim_t count, occa::dim_t offset,
+                 const Props &props, Copy real_copy) {
+  if (depth || !active()) {
+    real_copy(m, dest, count, offset, props);
+    return;
+  }
+  report_copy(OCCA_TOOLS_COPY_D2H, m, nullptr, copy_bytes(m, count),
+              [&] { real_copy(m, dest, count, offset, props); });
+  // A blocking copy to the host waits for the current stream's work.
+  if (pending_times.load(std::memory_order_relaxed))
+    resolve_current_stream(m);
+}
+
+template <class Props, class Copy>
+void copy_to_mem(const occa::memory *m, const occa::memory &dest, occa::dim_t count,
+                 occa::dim_t dest_offset, occa::dim_t src_offset, const Props &props,
+                 Copy real_copy) {
+  if (depth || !active()) {
+    real_copy(m, dest, count, dest_offset, src_offset, props);
+    return;
+  }
+  report_copy(OCCA_TOOLS_COPY_D2D, m, &dest, copy_bytes(m, count),
+              [&] { real_copy(m, dest, count, dest_offset, src_offset, props); });
+}
+
 }  // namespace
 
 // ---- The hooks -------------------------------------------------------------
@@ -222,7 +377,12 @@ void occa::device::setup(const std::string &props) {
 }
 
 void occa::device::setup(const occa::json &props) {
-  report_setup(this, [&] { return dump(props); }, [&] { OT_REAL(device_setup_json)(this, props); });
+  report_setup(this, [&] { return dump(props); }, [&] { OT_REAL(json.device_setup)(this, props); });
+}
+
+void occa::device::setup(const occa::properties &props) {
+  report_setup(this, [&] { return dump(props); },
+               [&] { OT_REAL(props.device_setup)(this, props); });
 }
 
 void occa::device::free() {
@@ -262,20 +422,16 @@ void occa::device::finishAll() {
 }
 
 occa::stream occa::device::createStream(const occa::json &props) {
-  Outermost outer;
-  occa::stream s = OT_REAL(device_create_stream)(this, props);
-  if (outer.reports() && enabled(OCCA_TOOLS_EVENT_STREAM_CREATE)) {
-    DeviceInfo *d = device_info(this);
-    ObjectInfo *si = stream_info(&s);
-    if (d && si)
-      api.stream_create(&d->slot, &si->slot);
-  }
-  return s;
+  return create_stream(this, props, OT_REAL(json.device_create_stream));
+}
+
+occa::stream occa::device::createStream(const occa::properties &props) {
+  return create_stream(this, props, OT_REAL(props.device_create_stream));
 }
 
 void occa::device::setStream(occa::stream s) {
   Outermost outer;
-  OT_REAL(device_set_stream)(this, s);
+  OT_REAL(device_set_stream)(this, s);  // the caller's copy, by address
   if (!outer.reports())
     return;
   DeviceInfo *d = device_info(this);
@@ -309,95 +465,72 @@ void occa::stream::finish() {
 
 occa::kernel occa::device::buildKernel(const std::string &filename, const std::string &kernelName,
                                        const occa::json &props) const {
-  Outermost outer;
-  if (!outer.reports() || !enabled(OCCA_TOOLS_EVENT_BUILD_BEGIN)) {
-    occa::kernel k = OT_REAL(device_build_kernel)(this, filename, kernelName, props);
-    if (outer.reports()) {  // build events off: still name the kernel
-      void *mk = real.kernel_mode_kernel ? real.kernel_mode_kernel(&k) : nullptr;
-      if (mk)
-        add_kernel(mk, device_info(this), kernelName);
-    }
-    return k;
-  }
-  DeviceInfo *device = device_info(this);
-  std::string text = dump(props);
-  occa_tools_call_t call = OCCA_TOOLS_CALL_INIT;
-  api.build_begin(&call, device ? &device->slot : nullptr, kernelName.c_str(), filename.c_str(),
-                  text.empty() ? nullptr : text.c_str(), fnv1a(text));
-  int64_t began = realtime_ns();
-  try {
-    occa::kernel k = OT_REAL(device_build_kernel)(this, filename, kernelName, props);
-    void *mk = real.kernel_mode_kernel ? real.kernel_mode_kernel(&k) : nullptr;
-    KernelInfo *info = mk ? add_kernel(mk, device, kernelName) : nullptr;
-    api.build_end(&call, info ? &info->slot : nullptr, cache_outcome(&k, began), OCCA_TOOLS_OK);
-    return k;
-  } catch (...) {
-    api.build_end(&call, nullptr, OCCA_TOOLS_CACHE_UNKNOWN, OCCA_TOOLS_FAILED);
-    throw;
-  }
+  return build_kernel(this, filename, kernelName, props, OT_REAL(json.device_build_kernel));
+}
+
+occa::kernel occa::device::buildKernel(const std::string &filename, const std::string &kernelName,
+                                       const occa::properties &props) const {
+  return build_kernel(this, filename, kernelName, props, OT_REAL(props.device_build_kernel));
 }
 
 occa::memory occa::device::malloc(const dim_t entries, const dtype_t &dtype, const void *src,
                                   const occa::json &props) {
-  Outermost outer;
-  if (!outer.reports() || entries <= 0 || !enabled(OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN))
-    return OT_REAL(device_malloc)(this, entries, dtype, src, props);
-  uint64_t bytes = uint64_t(entries) * uint64_t(dtype_bytes(dtype));
-  return allocate(device_info(this), bytes, src != nullptr, nullptr,
-                  [&] { return OT_REAL(device_malloc)(this, entries, dtype, src, props); });
+  return device_malloc(this, entries, dtype, src, props, OT_REAL(json.device_malloc));
+}
+
+occa::memory occa::device::malloc(const dim_t entries, const dtype_t &dtype, const void *src,
+                                  const occa::properties &props) {
+  return device_malloc(this, entries, dtype, src, props, OT_REAL(props.device_malloc));
 }
 
 occa::memory occa::memoryPool::reserve(const dim_t entries, const dtype_t &dtype) {
-  Outermost outer;
-  if (!outer.reports() || entries <= 0 || !enabled(OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN))
-    return OT_REAL(pool_reserve)(this, entries, dtype);
-  uint64_t bytes = uint64_t(entries) * uint64_t(dtype_bytes(dtype));
-  DeviceInfo *device = device_info_of_mode(real.pool_mode_device ? real.pool_mode_device(this) : nullptr);
-  return allocate(device, bytes, false, "occa-memory-pool",
-                  [&] { return OT_REAL(pool_reserve)(this, entries, dtype); });
+  return pool_reserve(this, entries, dtype, OT_REAL(pool_reserve), real.pool_mode_device);
+}
+
+occa::memory occa::experimental::memoryPool::reserve(const dim_t entries, const dtype_t &dtype) {
+  return pool_reserve(this, entries, dtype, OT_REAL(experimental_pool_reserve),
+                      real.experimental_pool_mode_device);
 }
 
 void occa::memory::copyFrom(const void *src, const dim_t count, const dim_t offset,
                             const occa::json &props) {
-  if (depth || !active()) {
-    OT_REAL(memory_copy_from_ptr)(this, src, count, offset, props);
-    return;
-  }
-  report_copy(OCCA_TOOLS_COPY_H2D, nullptr, this, copy_bytes(this, count),
-       [&] { OT_REAL(memory_copy_from_ptr)(this, src, count, offset, props); });
+  copy_from_ptr(this, src, count, offset, props, OT_REAL(json.memory_copy_from_ptr));
+}
+
+void occa::memory::copyFrom(const void *src, const dim_t count, const dim_t offset,
+                            const occa::properties &props) {
+  copy_from_ptr(this, src, count, offset, props, OT_REAL(props.memory_copy_from_ptr));
 }
 
 void occa::memory::copyFrom(const memory src, const dim_t count, const dim_t destOffset,
                             const dim_t srcOffset, const occa::json &props) {
-  if (depth || !active()) {
-    OT_REAL(memory_copy_from_mem)(this, src, count, destOffset, srcOffset, props);
-    return;
-  }
-  report_copy(OCCA_TOOLS_COPY_D2D, &src, this, copy_bytes(this, count),
-       [&] { OT_REAL(memory_copy_from_mem)(this, src, count, destOffset, srcOffset, props); });
+  copy_from_mem(this, src, count, destOffset, srcOffset, props, OT_REAL(json.memory_copy_from_mem));
+}
+
+void occa::memory::copyFrom(const memory src, const dim_t count, const dim_t destOffset,
+                            const dim_t srcOffset, const occa::properties &props) {
+  copy_from_mem(this, src, count, destOffset, srcOffset, props,
+                OT_REAL(props.memory_copy_from_mem));
 }
 
 void occa::memory::copyTo(void *dest, const dim_t count, const dim_t offset,
                           const occa::json &props) const {
-  if (depth || !active()) {
-    OT_REAL(memory_copy_to_ptr)(this, dest, count, offset, props);
-    return;
-  }
-  report_copy(OCCA_TOOLS_COPY_D2H, this, nullptr, copy_bytes(this, count),
-       [&] { OT_REAL(memory_copy_to_ptr)(this, dest, count, offset, props); });
-  // A blocking copy to the host waits for the current stream's work.
-  if (pending_times.load(std::memory_order_relaxed))
-    resolve_current_stream(this);
+  copy_to_ptr(this, dest, count, offset, props, OT_REAL(json.memory_copy_to_ptr));
+}
+
+void occa::memory::copyTo(void *dest, const dim_t count, const dim_t offset,
+                          const occa::properties &props) const {
+  copy_to_ptr(this, dest, count, offset, props, OT_REAL(props.memory_copy_to_ptr));
 }
 
 void occa::memory::copyTo(const memory dest, const dim_t count, const dim_t destOffset,
                           const dim_t srcOffset, const occa::json &props) const {
-  if (depth || !active()) {
-    OT_REAL(memory_copy_to_mem)(this, dest, count, destOffset, srcOffset, props);
-    return;
-  }
-  report_copy(OCCA_TOOLS_COPY_D2D, this, &dest, copy_bytes(this, count),
-       [&] { OT_REAL(memory_copy_to_mem)(this, dest, count, destOffset, srcOffset, props); });
+  copy_to_mem(this, dest, count, destOffset, srcOffset, props, OT_REAL(json.memory_copy_to_mem));
+}
+
+void occa::memory::copyTo(const memory dest, const dim_t count, const dim_t destOffset,
+                          const dim_t srcOffset, const occa::properties &props) const {
+  copy_to_mem(this, dest, count, destOffset, srcOffset, props, OT_REAL(props.memory_copy_to_mem));
 }
 
 void occa::memory::free() {

@@ -9,8 +9,12 @@
 //   - handles (device, kernel, memory, stream, streamTag, memoryPool) have a
 //     user-provided copy constructor and destructor, so like OCCA's they are
 //     passed and returned in memory ("non-trivial for the purposes of
-//     calls"); their size (two ring pointers and the mode pointer) is
-//     OCCA's, in case a compiler places one on the adapter's own stack.
+//     calls"). Their size here (two ring pointers and the mode pointer, as
+//     in OCCA 2.0) is NOT relied on: libocca's may be larger (nekRS's
+//     kernel is 128 bytes), so the adapter never creates a handle in storage
+//     of this size. Handles libocca returns are built in oversized storage
+//     (ot_occa::Held) or directly in the caller's slot; handle parameters
+//     passed by value are forwarded by address (adapter.hpp, Real).
 // The copy constructor and destructor forward to libocca's own (resolved by
 // name at the first hook), so a handle the adapter copies or drops behaves
 // exactly as OCCA's. Every other member declared here is either a hook (defined in the
@@ -30,6 +34,7 @@ typedef int64_t dim_t;
 typedef uint64_t udim_t;
 
 class json;
+class properties;  // OCCA 1.0-1.1's property type: a json (derived from it)
 class dtype_t;
 class kernelArg;
 class modeDevice_t;
@@ -76,15 +81,21 @@ class device : public gc::ringEntry_t {
   // Hooks.
   OT_HOOK void setup(const std::string &props);
   OT_HOOK void setup(const occa::json &props);
+  OT_HOOK void setup(const occa::properties &props);
   OT_HOOK void free();
   OT_HOOK void finish();
   OT_HOOK void finishAll();
   OT_HOOK occa::stream createStream(const occa::json &props);
+  OT_HOOK occa::stream createStream(const occa::properties &props);
   OT_HOOK void setStream(occa::stream s);
   OT_HOOK occa::kernel buildKernel(const std::string &filename, const std::string &kernelName,
                                    const occa::json &props) const;
+  OT_HOOK occa::kernel buildKernel(const std::string &filename, const std::string &kernelName,
+                                   const occa::properties &props) const;
   OT_HOOK occa::memory malloc(const dim_t entries, const dtype_t &dtype, const void *src,
                               const occa::json &props);
+  OT_HOOK occa::memory malloc(const dim_t entries, const dtype_t &dtype, const void *src,
+                              const occa::properties &props);
 };
 
 class kernel : public gc::ringEntry_t {
@@ -92,6 +103,8 @@ class kernel : public gc::ringEntry_t {
  public:
   // Hooks: run() and every operator() overload (kernel_ops.inc) are launches.
   OT_HOOK void run() const;
+  // A clang-built libocca inlines run() here.
+  OT_HOOK void run(std::initializer_list<occa::kernelArg> args) const;
 #include "kernel_ops_decl.inc"
 };
 
@@ -107,6 +120,15 @@ class memory : public gc::ringEntry_t {
                       const occa::json &props) const;
   OT_HOOK void copyTo(const memory dest, const dim_t count, const dim_t destOffset,
                       const dim_t srcOffset, const occa::json &props) const;
+  // OCCA 1.0-1.1 (counts in bytes, as in every OCCA before 2.0).
+  OT_HOOK void copyFrom(const void *src, const dim_t count, const dim_t offset,
+                        const occa::properties &props);
+  OT_HOOK void copyFrom(const memory src, const dim_t count, const dim_t destOffset,
+                        const dim_t srcOffset, const occa::properties &props);
+  OT_HOOK void copyTo(void *dest, const dim_t count, const dim_t offset,
+                      const occa::properties &props) const;
+  OT_HOOK void copyTo(const memory dest, const dim_t count, const dim_t destOffset,
+                      const dim_t srcOffset, const occa::properties &props) const;
   OT_HOOK void free();
 };
 
@@ -129,6 +151,18 @@ class memoryPool : public gc::ringEntry_t {
  public:
   OT_HOOK occa::memory reserve(const dim_t entries, const dtype_t &dtype);
 };
+
+namespace experimental {
+// OCCA 1.5-1.6's pool (nekRS v23).
+class memoryPool : public gc::ringEntry_t {
+  memoryPool(const memoryPool &);
+  ~memoryPool();
+  void *mode_;
+
+ public:
+  OT_HOOK occa::memory reserve(const dim_t entries, const dtype_t &dtype);
+};
+}  // namespace experimental
 
 #undef OT_HANDLE
 }  // namespace occa

@@ -121,9 +121,9 @@ KernelInfo *kernel_info_slow(const void *key, const occa::kernel *k, KernelCache
     occa::kernel *mk = const_cast<occa::kernel *>(k);
     std::string name = real.kernel_name ? real.kernel_name(mk) : std::string();
     DeviceInfo *device = nullptr;
-    if (real.kernel_get_device) {
-      occa::device d = real.kernel_get_device(mk);
-      device = device_info(&d);
+    if (real.kernel_get_device && libocca.holdable[occa::ot_mirror::DEVICE]) {
+      Held<occa::device> d([&] { return real.kernel_get_device(mk); });
+      device = device_info(d.get());
     }
     info = add_kernel(key, device, name);
   }

@@ -1,9 +1,10 @@
 // real.cpp: finds libocca's own functions by their mangled names.
 //
-// The names are those of OCCA 2.x built by GCC or Clang with the C++11
-// string ABI (the default since GCC 5). A name libocca lacks (an older OCCA,
-// the pre-C++11 string ABI) leaves its pointer null: one debug line says so,
-// and the hook or helper that needs it forwards or does without.
+// The names are those of OCCA 1.0 to 2.x built by GCC or Clang with the
+// C++11 string ABI (the default since GCC 5). A name libocca lacks (another
+// OCCA version, the pre-C++11 string ABI) leaves its pointer null: the hook
+// or helper that needs it forwards or does without, and probe.cpp reports in
+// one line what that leaves out of the trace.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -23,27 +24,39 @@ struct Name {
 };
 
 #define R(field) reinterpret_cast<void **>(&real.field)
+// OCCA 1.0-1.1 mangle their property parameters as occa::properties
+// (NS_10propertiesE) where later versions have occa::json (NS_4jsonE).
+#define JSON "NS_4jsonE"
+#define PROPS "NS_10propertiesE"
+#define STR "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
 const Name names[] = {
-    {"_ZN4occa6device5setupERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
-     R(device_setup_string)},
-    {"_ZN4occa6device5setupERKNS_4jsonE", R(device_setup_json)},
+    {"_ZN4occa6device5setupERK" STR, R(device_setup_string)},
+    {"_ZN4occa6device5setupERK" JSON, R(json.device_setup)},
+    {"_ZN4occa6device5setupERK" PROPS, R(props.device_setup)},
     {"_ZN4occa6device4freeEv", R(device_free)},
     {"_ZN4occa6device6finishEv", R(device_finish)},
     {"_ZN4occa6device9finishAllEv", R(device_finish_all)},
-    {"_ZN4occa6device12createStreamERKNS_4jsonE", R(device_create_stream)},
+    {"_ZN4occa6device12createStreamERK" JSON, R(json.device_create_stream)},
+    {"_ZN4occa6device12createStreamERK" PROPS, R(props.device_create_stream)},
     {"_ZN4occa6device9setStreamENS_6streamE", R(device_set_stream)},
-    {"_ZNK4occa6device11buildKernelERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEES8_"
-     "RKNS_4jsonE",
-     R(device_build_kernel)},
-    {"_ZN4occa6device6mallocElRKNS_7dtype_tEPKvRKNS_4jsonE", R(device_malloc)},
+    {"_ZNK4occa6device11buildKernelERK" STR "S8_RK" JSON, R(json.device_build_kernel)},
+    {"_ZNK4occa6device11buildKernelERK" STR "S8_RK" PROPS, R(props.device_build_kernel)},
+    {"_ZN4occa6device6mallocElRKNS_7dtype_tEPKvRK" JSON, R(json.device_malloc)},
+    {"_ZN4occa6device6mallocElRKNS_7dtype_tEPKvRK" PROPS, R(props.device_malloc)},
     {"_ZNK4occa6kernel3runEv", R(kernel_run)},
-    {"_ZN4occa6memory8copyFromEPKvllRKNS_4jsonE", R(memory_copy_from_ptr)},
-    {"_ZN4occa6memory8copyFromES0_lllRKNS_4jsonE", R(memory_copy_from_mem)},
-    {"_ZNK4occa6memory6copyToEPvllRKNS_4jsonE", R(memory_copy_to_ptr)},
-    {"_ZNK4occa6memory6copyToES0_lllRKNS_4jsonE", R(memory_copy_to_mem)},
+    {"_ZNK4occa6kernel3runESt16initializer_listINS_9kernelArgEE", R(kernel_run_list)},
+    {"_ZN4occa6memory8copyFromEPKvllRK" JSON, R(json.memory_copy_from_ptr)},
+    {"_ZN4occa6memory8copyFromES0_lllRK" JSON, R(json.memory_copy_from_mem)},
+    {"_ZNK4occa6memory6copyToEPvllRK" JSON, R(json.memory_copy_to_ptr)},
+    {"_ZNK4occa6memory6copyToES0_lllRK" JSON, R(json.memory_copy_to_mem)},
+    {"_ZN4occa6memory8copyFromEPKvllRK" PROPS, R(props.memory_copy_from_ptr)},
+    {"_ZN4occa6memory8copyFromES0_lllRK" PROPS, R(props.memory_copy_from_mem)},
+    {"_ZNK4occa6memory6copyToEPvllRK" PROPS, R(props.memory_copy_to_ptr)},
+    {"_ZNK4occa6memory6copyToES0_lllRK" PROPS, R(props.memory_copy_to_mem)},
     {"_ZN4occa6memory4freeEv", R(memory_free)},
     {"_ZN4occa6stream6finishEv", R(stream_finish)},
     {"_ZN4occa10memoryPool7reserveElRKNS_7dtype_tE", R(pool_reserve)},
+    {"_ZN4occa12experimental10memoryPool7reserveElRKNS_7dtype_tE", R(experimental_pool_reserve)},
     {"_ZN4occa12modeMemory_tD2Ev", R(mode_memory_dtor)},
     {"_ZN4occa12modeKernel_tD2Ev", R(mode_kernel_dtor)},
     {"_ZN4occa12modeStream_tD2Ev", R(mode_stream_dtor)},
@@ -61,6 +74,7 @@ const Name names[] = {
     {"_ZNK4occa6memory13getModeMemoryEv", R(memory_mode_memory)},
     {"_ZNK4occa6memory5dtypeEv", R(memory_dtype)},
     {"_ZNK4occa6memory6lengthEv", R(memory_length)},
+    {"_ZNK4occa6memory9byte_sizeEv", R(memory_byte_size)},
     {"_ZNK4occa6memory9getDeviceEv", R(memory_get_device)},
     {"_ZN4occa6memory3ptrIvEEPT_v", R(memory_ptr)},
     {"_ZNK4occa6stream13getModeStreamEv", R(stream_mode_stream)},
@@ -68,8 +82,16 @@ const Name names[] = {
     {"_ZNK4occa9streamTag16getModeStreamTagEv", R(stream_tag_mode)},
     {"_ZNK4occa7dtype_t5bytesEv", R(dtype_bytes)},
     {"_ZNK4occa4json4dumpB5cxx11Ei", R(json_dump)},
+    {"_ZNK4occa4jsonixEPKc", R(json_get)},
+    {"_ZN4occa8settingsEv", R(settings)},
     {"_ZNK4occa10memoryPool13getModeDeviceEv", R(pool_mode_device)},
+    {"_ZNK4occa12experimental10memoryPool13getModeDeviceEv", R(experimental_pool_mode_device)},
 
+    {"_ZN4occa6deviceC1Ev", R(handle_default[occa::ot_mirror::DEVICE])},
+    {"_ZN4occa6kernelC1Ev", R(handle_default[occa::ot_mirror::KERNEL])},
+    {"_ZN4occa6memoryC1Ev", R(handle_default[occa::ot_mirror::MEMORY])},
+    {"_ZN4occa6streamC1Ev", R(handle_default[occa::ot_mirror::STREAM])},
+    {"_ZN4occa9streamTagC1Ev", R(handle_default[occa::ot_mirror::STREAM_TAG])},
     {"_ZN4occa6deviceC1ERKS0_", R(handle_copy[occa::ot_mirror::DEVICE])},
     {"_ZN4occa6kernelC1ERKS0_", R(handle_copy[occa::ot_mirror::KERNEL])},
     {"_ZN4occa6memoryC1ERKS0_", R(handle_copy[occa::ot_mirror::MEMORY])},
@@ -81,6 +103,9 @@ const Name names[] = {
     {"_ZN4occa6streamD1Ev", R(handle_destroy[occa::ot_mirror::STREAM])},
     {"_ZN4occa9streamTagD1Ev", R(handle_destroy[occa::ot_mirror::STREAM_TAG])},
 };
+#undef JSON
+#undef PROPS
+#undef STR
 #undef R
 
 const char *const kernel_op_names[] = {
@@ -108,8 +133,7 @@ int resolve_real() {
     *n.fn = find(local, n.symbol);
     if (!*n.fn) {
       missing_count++;
-      log(OCCA_TOOLS_LOG_DEBUG, "OCCA adapter: libocca has no %s; skipped",
-          n.symbol);
+      log(OCCA_TOOLS_LOG_DEBUG, "OCCA adapter: libocca has no %s", n.symbol);
     }
   }
   for (int i = 0; i < kernel_ops; i++)

@@ -124,6 +124,7 @@ void start_once() {
   int missing = resolve_real();
   if (on) {
     log(OCCA_TOOLS_LOG_DEBUG, "OCCA adapter active (%d libocca symbols missing)", missing);
+    probe();
     atexit(report_at_exit);
   }
   state.store(on ? ACTIVE : INACTIVE, std::memory_order_release);
@@ -134,7 +135,7 @@ void start_once() {
 void start() { pthread_once(&once, start_once); }
 
 void log(occa_tools_log_level_t level, const char *fmt, ...) {
-  char msg[512];
+  char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);

@@ -33,6 +33,7 @@ struct Pending {
   uint64_t host_start_ns = 0;
   bool synchronous = false;
   bool have_end = false;
+  // At the mirror's size: libocca.can_time requires OCCA 2.0's tag layout.
   alignas(occa::streamTag) unsigned char start[sizeof(occa::streamTag)];
   alignas(occa::streamTag) unsigned char end[sizeof(occa::streamTag)];
 
@@ -56,14 +57,14 @@ std::vector<Pending *> &queue = *new std::vector<Pending *>;  // leaked: used at
 std::atomic<uint64_t> untimed{0};
 
 bool can_time() {
-  return real.kernel_get_device && real.device_tag_stream && real.device_time_between &&
-         real.stream_tag_mode && real.device_mode_device && real.device_get_stream &&
-         real.stream_mode_stream;
+  return libocca.can_time && real.kernel_get_device && real.device_tag_stream &&
+         real.device_time_between && real.stream_tag_mode && real.device_mode_device &&
+         real.device_get_stream && real.stream_mode_stream;
 }
 
 const void *current_stream(occa::device *d) {
-  occa::stream s = real.device_get_stream(d);
-  return real.stream_mode_stream(&s);
+  Held<occa::stream> s([&] { return real.device_get_stream(d); });
+  return real.stream_mode_stream(s.get());
 }
 
 // Takes the pending launches that match out of the queue.
@@ -190,18 +191,18 @@ void resolve_stream(const occa::stream *s) {
   const void *ms = real.stream_mode_stream(s);
   if (!ms)
     return;
-  occa::device d = real.stream_get_device(s);
+  Held<occa::device> d([&] { return real.stream_get_device(s); });
   std::vector<Pending *> done = take([&](Pending *p) { return p->mode_stream == ms; });
-  report(&d, done);
+  report(d.get(), done);
 }
 
 void resolve_current_stream(const occa::memory *m) {
   if (!can_time() || !real.memory_get_device)
     return;
-  occa::device d = real.memory_get_device(m);
-  if (!real.device_mode_device(&d))
+  Held<occa::device> d([&] { return real.memory_get_device(m); });
+  if (!real.device_mode_device(d.get()))
     return;
-  resolve_device(&d, false);
+  resolve_device(d.get(), false);
 }
 
 void forget_device(const void *mode_device) {

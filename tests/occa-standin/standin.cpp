@@ -240,6 +240,7 @@ namespace occa {
   struct buffer_t {
     modeDevice_t *modeDevice;
     modeMemoryPool_t *pool;
+    bool wrapped;  // the application's memory (wrapMemory): not ours to free
     char *data;
     udim_t bytes;
     json properties;
@@ -424,9 +425,13 @@ namespace {
       if (!b->pool) {
         eraseValue(b->modeDevice->buffers, b);
       }
-      b->modeDevice->bytesAllocated -= b->bytes;
+      if (!b->wrapped) {
+        b->modeDevice->bytesAllocated -= b->bytes;
+      }
     }
-    delete[] b->data;
+    if (!b->wrapped) {
+      delete[] b->data;
+    }
     delete b;
   }
 }
@@ -1306,14 +1311,37 @@ namespace occa {
     return args.at((size_t) index);
   }
 
+  // ---[ settings ]------------------------------------------------------------
+  json& settings() {
+    static json s = [] {
+      json j;
+#if OCCA_STANDIN_VERSION == 10100
+      j["version"] = "1.0.9";  // OCCA 1.1.0 calls itself 1.0.9
+#else
+      j["version"] = std::to_string(OCCA_STANDIN_VERSION / 10000) + "."
+        + std::to_string(OCCA_STANDIN_VERSION / 100 % 100) + "."
+        + std::to_string(OCCA_STANDIN_VERSION % 100);
+#endif
+      return j;
+    }();
+    return s;
+  }
+
+#if OCCA_STANDIN_VERSION < 10200
+  properties::properties() {}
+  properties::properties(const json &other) : json(other) {}
+  properties::properties(const char *text) : json(json::parse(text)) {}
+  properties::properties(const std::string &text) : json(json::parse(text)) {}
+#endif
+
   // ---[ device ]--------------------------------------------------------------
   device::device() :
     modeDevice(NULL) {}
 
   device::device(const std::string &props) :
-    device(json::parse(props)) {}
+    device(occa::OCCA_STANDIN_PROPS(json::parse(props))) {}
 
-  device::device(const occa::json &props) :
+  device::device(const occa::OCCA_STANDIN_PROPS &props) :
     modeDevice(NULL) {
     setup(props);
   }
@@ -1324,7 +1352,7 @@ namespace occa {
   }
 
   device::device(jsonInitializerList initializer) :
-    device(json(initializer)) {}
+    device(occa::OCCA_STANDIN_PROPS(json(initializer))) {}
 
   device::device(const occa::device &other) :
     gc::ringEntry_t(),
@@ -1390,11 +1418,13 @@ namespace occa {
     return modeDevice;
   }
 
+#if OCCA_STANDIN_VERSION >= 10200
   void device::setup(const std::string &props) {
     setup(json::parse(props));
   }
+#endif
 
-  void device::setup(const occa::json &props) {
+  void device::setup(const occa::OCCA_STANDIN_PROPS &props) {
     free();
     const std::string mode_ = props.has("mode") ? props["mode"].string() : std::string("Serial");
     setModeDevice(new hostDevice(mode_.empty() ? std::string("Serial") : mode_, props));
@@ -1439,17 +1469,19 @@ namespace occa {
     }
   }
 
+#if OCCA_STANDIN_VERSION >= 10400
   void device::finishAll() {
     if (modeDevice) {
       (void) modeDevice->currentStream.getModeStream();
     }
   }
+#endif
 
   bool device::hasSeparateMemorySpace() {
     return false;
   }
 
-  stream device::createStream(const occa::json &props) {
+  stream device::createStream(const occa::OCCA_STANDIN_PROPS &props) {
     assertInitialized();
     return stream(new hostStream(modeDevice, props));
   }
@@ -1486,21 +1518,46 @@ namespace occa {
 
   occa::kernel device::buildKernel(const std::string &filename,
                                    const std::string &kernelName,
-                                   const occa::json &props) const {
+                                   const occa::OCCA_STANDIN_PROPS &props) const {
     assertInitialized();
     std::string source;
     if (!readFile(filename, source)) {
       fail("cannot read kernel source " + filename + ": " + strerror(errno));
     }
+#ifdef OCCA_STANDIN_NEKRS
+    // nekRS's split build: build/compile_only compiles (an empty kernel
+    // name: every kernel of the file) and returns an empty kernel;
+    // build/load_only needs the binary a compile made. Neither flag is part
+    // of the cache key.
+    const bool compileOnly = props["build/compile_only"].boolean();
+    const bool loadOnly = props["build/load_only"].boolean();
+    json key = props;
+    if (key.has("build")) {
+      key["build"].objectValue.erase("compile_only");
+      key["build"].objectValue.erase("load_only");
+      if (key["build"].objectValue.empty()) {
+        key.objectValue.erase("build");
+      }
+    }
+    const std::string hash = hexHash(source, key.dump(0), modeDevice->mode);
+#else
+    const bool compileOnly = false, loadOnly = false;
     const std::string hash = hexHash(source, props.dump(0), modeDevice->mode);
+#endif
     const std::string dir = cacheRoot() + "/cache/" + hash;
     const std::string binary = dir + "/binary";
+    if (loadOnly && !fileExists(binary)) {
+      fail("build/load_only: no binary for " + filename + " at " + binary);
+    }
     if (!fileExists(binary)) {
       // A cold build: "compile", then store the binary.
       makeDirs(dir);
       sleepNanoseconds(2000000);
       writeFileAtomically(binary, "occa-standin binary\nsource: " + filename
                           + "\nproperties: " + props.dump(0) + "\n");
+    }
+    if (compileOnly) {
+      return kernel();
     }
     modeKernel_t *k = new hostKernel(modeDevice);
     k->name = kernelName;
@@ -1513,7 +1570,7 @@ namespace occa {
 
   occa::kernel device::buildKernelFromString(const std::string &content,
                                              const std::string &kernelName,
-                                             const occa::json &props) const {
+                                             const occa::OCCA_STANDIN_PROPS &props) const {
     assertInitialized();
     const std::string dir = cacheRoot() + "/cache/" + hexHash(content, props.dump(0), "string");
     const std::string sourceFile = dir + "/string_source.okl";
@@ -1528,7 +1585,7 @@ namespace occa {
   occa::memory device::malloc(const dim_t entries,
                               const dtype_t &dtype,
                               const void *src,
-                              const occa::json &props) {
+                              const occa::OCCA_STANDIN_PROPS &props) {
     assertInitialized();
     if (entries == 0) {
       return memory();
@@ -1545,7 +1602,7 @@ namespace occa {
   occa::memory device::malloc(const dim_t entries,
                               const dtype_t &dtype,
                               const occa::memory src,
-                              const occa::json &props) {
+                              const occa::OCCA_STANDIN_PROPS &props) {
     memory mem = malloc(entries, dtype, NULL, props);
     if (entries && src.size()) {
       mem.copyFrom(src);
@@ -1555,47 +1612,93 @@ namespace occa {
 
   occa::memory device::malloc(const dim_t entries,
                               const dtype_t &dtype,
-                              const occa::json &props) {
+                              const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, dtype, NULL, props);
   }
 
   template <>
   occa::memory device::malloc<void>(const dim_t entries,
                                     const void *src,
-                                    const occa::json &props) {
+                                    const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, dtype::byte, src, props);
   }
 
   template <>
   occa::memory device::malloc<void>(const dim_t entries,
                                     const occa::memory src,
-                                    const occa::json &props) {
+                                    const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, dtype::byte, src, props);
   }
 
   template <>
   occa::memory device::malloc<void>(const dim_t entries,
-                                    const occa::json &props) {
+                                    const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, dtype::byte, NULL, props);
   }
 
-  memoryPool device::createMemoryPool(const occa::json &props) {
+#if OCCA_STANDIN_VERSION >= 20000
+  occa::memory device::wrapMemory(const void *ptr,
+                                  const dim_t entries,
+                                  const dtype_t &dtype,
+                                  const occa::json &props) {
+    assertInitialized();
+    const dim_t bytes = entries * dtype.bytes();
+    if (!ptr || bytes <= 0) {
+      fail("wrapMemory: no memory to wrap (" + std::to_string(bytes) + " bytes)");
+    }
+    occa::buffer_t *b = new occa::buffer_t();
+    b->modeDevice = modeDevice;
+    b->pool = NULL;
+    b->wrapped = true;
+    b->data = (char*) ptr;
+    b->bytes = (udim_t) bytes;
+    b->properties = props;
+    modeDevice->buffers.push_back(b);
+    memory mem(new hostMemory(b, 0, (udim_t) bytes));
+    mem.setDtype(dtype);
+    return mem;
+  }
+#endif
+
+  memoryPool device::createMemoryPool(const occa::OCCA_STANDIN_PROPS &props) {
     assertInitialized();
     return memoryPool(new modeMemoryPool_t(modeDevice, props));
   }
 
   // ---[ kernel ]--------------------------------------------------------------
+#ifdef OCCA_STANDIN_NEKRS
+  static_assert(sizeof(kernel) == 128, "nekRS's kernel handle is 128 bytes");
+
+  kernel::hash_t::hash_t() :
+    initialized(false) {
+    for (int i = 0; i < 8; ++i) {
+      h[i] = 0;
+      sh[i] = 0;
+    }
+  }
+#endif
+
+#ifdef OCCA_STANDIN_KERNEL_PAD
+#define OCCA_STANDIN_CLEAR_PAD() std::memset(pad_, 0, sizeof(pad_))
+#else
+#define OCCA_STANDIN_CLEAR_PAD()
+#endif
+
   kernel::kernel() :
-    modeKernel(NULL) {}
+    modeKernel(NULL) {
+    OCCA_STANDIN_CLEAR_PAD();
+  }
 
   kernel::kernel(modeKernel_t *modeKernel_) :
     modeKernel(NULL) {
+    OCCA_STANDIN_CLEAR_PAD();
     setModeKernel(modeKernel_);
   }
 
   kernel::kernel(const kernel &k) :
     gc::ringEntry_t(),
     modeKernel(NULL) {
+    OCCA_STANDIN_CLEAR_PAD();
     setModeKernel(k.modeKernel);
   }
 
@@ -1706,14 +1809,22 @@ namespace occa {
     modeKernel->launch();
   }
 
+#if OCCA_STANDIN_VERSION >= 10200
   void kernel::run(std::initializer_list<kernelArg> args) const {
     kernel &self = const_cast<kernel&>(*this);
     self.clearArgs();
     for (const kernelArg &arg : args) {
       self.pushArg(arg);
     }
+#ifdef OCCA_STANDIN_NEKRS
+    // run() inlined, as a clang-built libocca does: no call to run().
+    assertInitialized();
+    modeKernel->launch();
+#else
     self.run();
+#endif
   }
+#endif
 
   void kernel::operator () () const {
     assertInitialized();
@@ -1962,7 +2073,11 @@ namespace occa {
   }
 
   udim_t memory::size() const {
+#if OCCA_STANDIN_VERSION >= 20000
     return length();
+#else
+    return modeMemory ? modeMemory->size : 0;
+#endif
   }
 
   udim_t memory::length() const {
@@ -1972,9 +2087,11 @@ namespace occa {
     return modeMemory->size / (udim_t) modeMemory->dtype_.bytes();
   }
 
+#if OCCA_STANDIN_VERSION >= 20000
   udim_t memory::byte_size() const {
     return modeMemory ? modeMemory->size : 0;
   }
+#endif
 
   bool memory::operator == (const occa::memory &other) const {
     return modeMemory == other.modeMemory;
@@ -2007,6 +2124,22 @@ namespace occa {
   }
 
   namespace {
+    // Bytes per unit of a copy's count and offsets: the element size from
+    // OCCA 2.0, 1 before (counts were bytes).
+    dim_t unitBytes(const dtype_t &dtype) {
+#if OCCA_STANDIN_VERSION >= 20000
+      return dtype.bytes();
+#else
+      (void) dtype;
+      return 1;
+#endif
+    }
+
+    // Bytes a copy of count units moves from memory m (count -1: all of it).
+    dim_t copyBytes(const modeMemory_t *m, const dim_t count) {
+      return (count == -1) ? (dim_t) m->size : unitBytes(m->dtype_) * count;
+    }
+
     void checkRange(const char *what, const dim_t bytes, const dim_t offset, const udim_t size) {
       if (bytes < 0 || offset < 0 || (udim_t) (bytes + offset) > size) {
         fail(std::string(what) + ": bytes [" + std::to_string(offset) + ", "
@@ -2020,13 +2153,13 @@ namespace occa {
   void memory::copyFrom(const void *src,
                         const dim_t count,
                         const dim_t offset,
-                        const occa::json &props) {
+                        const occa::OCCA_STANDIN_PROPS &props) {
     (void) props;
     if (!isInitialized()) {
       return;
     }
-    const dim_t elementBytes = modeMemory->dtype_.bytes();
-    const dim_t bytes = elementBytes * ((count == -1) ? (dim_t) length() : count);
+    const dim_t elementBytes = unitBytes(modeMemory->dtype_);
+    const dim_t bytes = copyBytes(modeMemory, count);
     const dim_t offsetBytes = elementBytes * offset;
     checkRange("memory::copyFrom", bytes, offsetBytes, modeMemory->size);
     modeMemory->write(src, (udim_t) bytes, (udim_t) offsetBytes);
@@ -2038,17 +2171,17 @@ namespace occa {
                         const dim_t count,
                         const dim_t destOffset,
                         const dim_t srcOffset,
-                        const occa::json &props) {
+                        const occa::OCCA_STANDIN_PROPS &props) {
     (void) props;
     if (!isInitialized() && !src.isInitialized()) {
       return;
     }
     assertInitialized();
     src.assertInitialized();
-    const dim_t elementBytes = modeMemory->dtype_.bytes();
-    const dim_t bytes = elementBytes * ((count == -1) ? (dim_t) length() : count);
+    const dim_t elementBytes = unitBytes(modeMemory->dtype_);
+    const dim_t bytes = copyBytes(modeMemory, count);
     const dim_t destBytes = elementBytes * destOffset;
-    const dim_t srcBytes = (dim_t) src.modeMemory->dtype_.bytes() * srcOffset;
+    const dim_t srcBytes = unitBytes(src.modeMemory->dtype_) * srcOffset;
     checkRange("memory::copyFrom (source)", bytes, srcBytes, src.modeMemory->size);
     checkRange("memory::copyFrom", bytes, destBytes, modeMemory->size);
     modeMemory->writeFrom(src.modeMemory, (udim_t) bytes, (udim_t) destBytes, (udim_t) srcBytes);
@@ -2058,13 +2191,13 @@ namespace occa {
   void memory::copyTo(void *dest,
                       const dim_t count,
                       const dim_t offset,
-                      const occa::json &props) const {
+                      const occa::OCCA_STANDIN_PROPS &props) const {
     (void) props;
     if (!isInitialized()) {
       return;
     }
-    const dim_t elementBytes = modeMemory->dtype_.bytes();
-    const dim_t bytes = elementBytes * ((count == -1) ? (dim_t) length() : count);
+    const dim_t elementBytes = unitBytes(modeMemory->dtype_);
+    const dim_t bytes = copyBytes(modeMemory, count);
     const dim_t offsetBytes = elementBytes * offset;
     checkRange("memory::copyTo", bytes, offsetBytes, modeMemory->size);
     modeMemory->read(dest, (udim_t) bytes, (udim_t) offsetBytes);
@@ -2076,35 +2209,35 @@ namespace occa {
                       const dim_t count,
                       const dim_t destOffset,
                       const dim_t srcOffset,
-                      const occa::json &props) const {
+                      const occa::OCCA_STANDIN_PROPS &props) const {
     (void) props;
     if (!isInitialized() && !dest.isInitialized()) {
       return;
     }
     assertInitialized();
     dest.assertInitialized();
-    const dim_t elementBytes = modeMemory->dtype_.bytes();
-    const dim_t bytes = elementBytes * ((count == -1) ? (dim_t) length() : count);
-    const dim_t destBytes = (dim_t) dest.modeMemory->dtype_.bytes() * destOffset;
+    const dim_t elementBytes = unitBytes(modeMemory->dtype_);
+    const dim_t bytes = copyBytes(modeMemory, count);
+    const dim_t destBytes = unitBytes(dest.modeMemory->dtype_) * destOffset;
     const dim_t srcBytes = elementBytes * srcOffset;
     checkRange("memory::copyTo", bytes, srcBytes, modeMemory->size);
     checkRange("memory::copyTo (destination)", bytes, destBytes, dest.modeMemory->size);
     dest.modeMemory->writeFrom(modeMemory, (udim_t) bytes, (udim_t) destBytes, (udim_t) srcBytes);
   }
 
-  void memory::copyFrom(const void *src, const occa::json &props) {
+  void memory::copyFrom(const void *src, const occa::OCCA_STANDIN_PROPS &props) {
     copyFrom(src, -1, 0, props);
   }
 
-  void memory::copyFrom(const memory src, const occa::json &props) {
+  void memory::copyFrom(const memory src, const occa::OCCA_STANDIN_PROPS &props) {
     copyFrom(src, -1, 0, 0, props);
   }
 
-  void memory::copyTo(void *dest, const occa::json &props) const {
+  void memory::copyTo(void *dest, const occa::OCCA_STANDIN_PROPS &props) const {
     copyTo(dest, -1, 0, props);
   }
 
-  void memory::copyTo(const memory dest, const occa::json &props) const {
+  void memory::copyTo(const memory dest, const occa::OCCA_STANDIN_PROPS &props) const {
     copyTo(dest, -1, 0, 0, props);
   }
 
@@ -2113,7 +2246,7 @@ namespace occa {
       return memory();
     }
     memory m = occa::device(modeMemory->getModeDevice())
-      .malloc((dim_t) byte_size(), *this, properties());
+      .malloc((dim_t) modeMemory->size, *this, properties());
     m.setDtype(dtype());
     return m;
   }
@@ -2128,6 +2261,7 @@ namespace occa {
   }
 
   // ---[ memoryPool ]----------------------------------------------------------
+  OCCA_STANDIN_POOL_BEGIN
   memoryPool::memoryPool() :
     modeMemoryPool(NULL) {}
 
@@ -2245,6 +2379,7 @@ namespace occa {
   occa::memory memoryPool::reserve<void>(const dim_t entries) {
     return reserve(entries, dtype::byte);
   }
+  OCCA_STANDIN_POOL_END
 
   // ---[ stream ]--------------------------------------------------------------
   stream::stream() :
@@ -2340,9 +2475,11 @@ namespace occa {
     modeStream = NULL;
   }
 
+#if OCCA_STANDIN_VERSION >= 10400
   void stream::finish() {
     // Host execution is synchronous: nothing to wait for.
   }
+#endif
 
   // ---[ streamTag ]-----------------------------------------------------------
   streamTag::streamTag() :
@@ -2463,7 +2600,7 @@ namespace occa {
     getDevice() = device(props);
   }
 
-  void setDevice(const occa::json &props) {
+  void setDevice(const occa::OCCA_STANDIN_PROPS &props) {
     getDevice() = device(props);
   }
 
@@ -2471,7 +2608,7 @@ namespace occa {
     getDevice().finish();
   }
 
-  stream createStream(const occa::json &props) {
+  stream createStream(const occa::OCCA_STANDIN_PROPS &props) {
     return getDevice().createStream(props);
   }
 
@@ -2489,57 +2626,57 @@ namespace occa {
 
   kernel buildKernel(const std::string &filename,
                      const std::string &kernelName,
-                     const occa::json &props) {
+                     const occa::OCCA_STANDIN_PROPS &props) {
     return getDevice().buildKernel(filename, kernelName, props);
   }
 
   kernel buildKernelFromString(const std::string &content,
                                const std::string &kernelName,
-                               const occa::json &props) {
+                               const occa::OCCA_STANDIN_PROPS &props) {
     return getDevice().buildKernelFromString(content, kernelName, props);
   }
 
   occa::memory malloc(const dim_t entries,
                       const dtype_t &dtype,
                       const void *src,
-                      const occa::json &props) {
+                      const occa::OCCA_STANDIN_PROPS &props) {
     return getDevice().malloc(entries, dtype, src, props);
   }
 
   template <>
   occa::memory malloc<void>(const dim_t entries,
                             const void *src,
-                            const occa::json &props) {
+                            const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, dtype::byte, src, props);
   }
 
   void memcpy(memory dest, const void *src,
               const dim_t count, const dim_t offset,
-              const occa::json &props) {
+              const occa::OCCA_STANDIN_PROPS &props) {
     dest.copyFrom(src, count, offset, props);
   }
 
   void memcpy(void *dest, memory src,
               const dim_t count, const dim_t offset,
-              const occa::json &props) {
+              const occa::OCCA_STANDIN_PROPS &props) {
     src.copyTo(dest, count, offset, props);
   }
 
   void memcpy(memory dest, memory src,
               const dim_t count, const dim_t destOffset, const dim_t srcOffset,
-              const occa::json &props) {
+              const occa::OCCA_STANDIN_PROPS &props) {
     dest.copyFrom(src, count, destOffset, srcOffset, props);
   }
 
-  void memcpy(memory dest, const void *src, const occa::json &props) {
+  void memcpy(memory dest, const void *src, const occa::OCCA_STANDIN_PROPS &props) {
     memcpy(dest, src, -1, 0, props);
   }
 
-  void memcpy(void *dest, memory src, const occa::json &props) {
+  void memcpy(void *dest, memory src, const occa::OCCA_STANDIN_PROPS &props) {
     memcpy(dest, src, -1, 0, props);
   }
 
-  void memcpy(memory dest, memory src, const occa::json &props) {
+  void memcpy(memory dest, memory src, const occa::OCCA_STANDIN_PROPS &props) {
     memcpy(dest, src, -1, 0, 0, props);
   }
 
@@ -2911,7 +3048,7 @@ extern "C" {
   }
 
   void occaSetDeviceFromString(const char *info) {
-    occa::setDevice(occa::json::parse(std::string(info ? info : "")));
+    occa::setDevice(occa::OCCA_STANDIN_PROPS(occa::json::parse(std::string(info ? info : ""))));
   }
 
   void occaFinish(void) {
@@ -2951,16 +3088,16 @@ extern "C" {
   occaDevice occaCreateDevice(occaType info) {
     occa::device d;
     if (info.type == typeString) {
-      d = occa::device(occa::json::parse(std::string(info.value.ptr)));
+      d = occa::device(occa::OCCA_STANDIN_PROPS(occa::json::parse(std::string(info.value.ptr))));
     } else {
-      d = occa::device(cJson(info));
+      d = occa::device(occa::OCCA_STANDIN_PROPS(cJson(info)));
     }
     d.dontUseRefs();
     return makeObject(typeDevice, d.getModeDevice());
   }
 
   occaDevice occaCreateDeviceFromString(const char *info) {
-    occa::device d(occa::json::parse(std::string(info ? info : "")));
+    occa::device d(occa::OCCA_STANDIN_PROPS(occa::json::parse(std::string(info ? info : ""))));
     d.dontUseRefs();
     return makeObject(typeDevice, d.getModeDevice());
   }
@@ -3191,6 +3328,10 @@ extern "C" {
 
   // ---[ Stream ]--------------------------------------------------------------
   void occaStreamFinish(occaStream stream) {
+#if OCCA_STANDIN_VERSION >= 10400
     cStream(stream).finish();
+#else
+    (void) stream;
+#endif
   }
 }

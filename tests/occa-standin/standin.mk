@@ -6,7 +6,11 @@
 # $(STANDIN_DIR)/lib/libocca.so        the stand-in (SONAME libocca.so)
 # $(STANDIN_DIR)/occa-standin-driver   C++ driver (driver.cpp)
 # $(STANDIN_DIR)/occa-standin-driver-c C driver (driver_c.c)
-# $(STANDIN_DIR)/addVectors.okl        read by both drivers from their own dir
+# $(STANDIN_DIR)/addVectors.okl        read by the drivers from their own dir
+# $(STANDIN_DIR)/occa-standin-versions driver_versions.cpp (OCCA 2.0)
+# $(STANDIN_DIR)/<variant>/...         the same for each variant below: its
+#                                      lib/libocca.so, occa-standin-versions
+#                                      and addVectors.okl
 # The drivers find the library through their RUNPATH ($ORIGIN/lib), so they
 # run without LD_LIBRARY_PATH. (Their sources also build against a real OCCA
 # 2.0's headers and library; the binaries built here need the stand-in, whose
@@ -35,9 +39,37 @@ STANDIN_DRIVER_C = $(STANDIN_DIR)/occa-standin-driver-c
 STANDIN_OKL = $(STANDIN_DIR)/addVectors.okl
 STANDIN_LINK = -L$(STANDIN_DIR)/lib -locca -Wl,-rpath,'$$ORIGIN/lib'
 
+# The OCCA versions users have, each a build of standin.cpp (include/occa.hpp
+# lists the flags): nekRS v24's bundled OCCA, OCCA 1.5 (1.4-1.6, nekRS v23),
+# 1.3 (1.2-1.3: nekRS v21/v22, libParanumal), 1.1 (MFEM), and an OCCA the
+# adapter does not know (version 3.0, a kernel handle too large to hold).
+STANDIN_VARIANTS = nekrs occa-1.5 occa-1.3 occa-1.1 unknown
+STANDIN_FLAGS_nekrs = -DOCCA_STANDIN_NEKRS
+STANDIN_FLAGS_occa-1.5 = -DOCCA_STANDIN_VERSION=10500
+STANDIN_FLAGS_occa-1.3 = -DOCCA_STANDIN_VERSION=10300
+STANDIN_FLAGS_occa-1.1 = -DOCCA_STANDIN_VERSION=10100
+STANDIN_FLAGS_unknown = -DOCCA_STANDIN_VERSION=30000 -DOCCA_STANDIN_KERNEL_PAD=400
+STANDIN_VERSIONS = $(STANDIN_DIR)/occa-standin-versions \
+  $(foreach v,$(STANDIN_VARIANTS),$(STANDIN_DIR)/$(v)/lib/libocca.so $(STANDIN_DIR)/$(v)/occa-standin-versions \
+    $(STANDIN_DIR)/$(v)/addVectors.okl)
+
 .PHONY: standin
-standin: $(STANDIN_LIB) $(STANDIN_DRIVER) $(STANDIN_DRIVER_C) $(STANDIN_OKL)
+standin: $(STANDIN_LIB) $(STANDIN_DRIVER) $(STANDIN_DRIVER_C) $(STANDIN_OKL) $(STANDIN_VERSIONS)
 	$(STANDIN_SRC)/check-symbols.sh $(STANDIN_LIB)
+
+$(STANDIN_DIR)/occa-standin-versions: $(STANDIN_SRC)/driver_versions.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_LIB) $(STANDIN_OKL)
+	$(CXX) $(STANDIN_CXXFLAGS) -I$(STANDIN_SRC)/include -o $@ $< $(STANDIN_LINK)
+
+$(STANDIN_DIR)/%/lib/libocca.so: $(STANDIN_SRC)/standin.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_SRC)/include/occa.h
+	@mkdir -p $(@D)
+	$(CXX) $(STANDIN_CXXFLAGS) $(STANDIN_FLAGS_$*) -fPIC -fsemantic-interposition -shared -Wl,-soname,libocca.so -I$(STANDIN_SRC)/include -o $@ $<
+
+$(STANDIN_DIR)/%/occa-standin-versions: $(STANDIN_SRC)/driver_versions.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_DIR)/%/lib/libocca.so
+	$(CXX) $(STANDIN_CXXFLAGS) $(STANDIN_FLAGS_$*) -I$(STANDIN_SRC)/include -o $@ $< -L$(STANDIN_DIR)/$*/lib -locca -Wl,-rpath,'$$ORIGIN/lib'
+
+$(STANDIN_DIR)/%/addVectors.okl: $(STANDIN_SRC)/addVectors.okl
+	@mkdir -p $(@D)
+	cp $< $@
 
 $(STANDIN_LIB): $(STANDIN_SRC)/standin.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_SRC)/include/occa.h
 	@mkdir -p $(@D)

@@ -19,6 +19,44 @@
 #ifndef OCCA_STANDIN_OCCA_HPP
 #define OCCA_STANDIN_OCCA_HPP
 
+// Variants (README.md): the stand-in follows OCCA 2.0 unless built with
+//   -DOCCA_STANDIN_VERSION=N   another OCCA's names and conventions, N =
+//                              major * 10000 + minor * 100 + patch:
+//       < 10200  property parameters are occa::properties (OCCA 1.0-1.1),
+//                no device::setup(string), no kernel::run({...})
+//       < 10400  no device::finishAll, no stream::finish
+//       < 10500  no memory pool (the stand-in's own is renamed out of OCCA's
+//                names)
+//       < 20000  the pool is occa::experimental::memoryPool; copy counts
+//                and offsets are bytes; no memory::byte_size, no wrapMemory
+//   -DOCCA_STANDIN_NEKRS       nekRS's bundled OCCA: occa::kernel carries a
+//                              hash member (128 bytes in all); builds honour
+//                              build/compile_only and build/load_only; and,
+//                              as in a clang-built libocca, run({...})
+//                              launches without calling run()
+//   -DOCCA_STANDIN_KERNEL_PAD=N  N more bytes in occa::kernel, written by
+//                              its constructors
+#ifndef OCCA_STANDIN_VERSION
+#define OCCA_STANDIN_VERSION 20000
+#endif
+#if OCCA_STANDIN_VERSION < 10200
+#define OCCA_STANDIN_PROPS properties
+#else
+#define OCCA_STANDIN_PROPS json
+#endif
+#if OCCA_STANDIN_VERSION < 10500
+#define OCCA_STANDIN_POOL_NS standin_nopool
+#elif OCCA_STANDIN_VERSION < 20000
+#define OCCA_STANDIN_POOL_NS experimental
+#endif
+#ifdef OCCA_STANDIN_POOL_NS
+#define OCCA_STANDIN_POOL_BEGIN namespace OCCA_STANDIN_POOL_NS {
+#define OCCA_STANDIN_POOL_END }
+#else
+#define OCCA_STANDIN_POOL_BEGIN
+#define OCCA_STANDIN_POOL_END
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -42,7 +80,10 @@ namespace occa {
   class device;
   class kernel;
   class memory;
-  class memoryPool;
+  OCCA_STANDIN_POOL_BEGIN class memoryPool; OCCA_STANDIN_POOL_END
+#ifdef OCCA_STANDIN_POOL_NS
+  using OCCA_STANDIN_POOL_NS::memoryPool;
+#endif
   class stream;
   class streamTag;
 
@@ -195,6 +236,20 @@ namespace occa {
                  std::initializer_list<jsonKeyValue> value_);
   };
 
+#if OCCA_STANDIN_VERSION < 10200
+  // OCCA 1.0-1.1's property type: a json.
+  class properties : public json {
+   public:
+    properties();
+    properties(const json &other);
+    properties(const char *text);
+    properties(const std::string &text);
+  };
+#endif
+
+  // libocca's settings; "version" holds its version string.
+  json& settings();
+
   // ---[ dtype_t ]-------------------------------------------------------------
   // A named element type and its size in bytes.
   class dtype_t {
@@ -325,7 +380,7 @@ namespace occa {
    public:
     device();
     device(const std::string &props);
-    device(const occa::json &props);
+    device(const occa::OCCA_STANDIN_PROPS &props);
     device(modeDevice_t *modeDevice_);
     device(jsonInitializerList initializer);
     device(const occa::device &other);
@@ -349,8 +404,10 @@ namespace occa {
     modeDevice_t* getModeDevice() const;
 
     // Every constructor and occa::setDevice() end in setup(const json&).
+#if OCCA_STANDIN_VERSION >= 10200
     void setup(const std::string &props);
-    void setup(const occa::json &props);
+#endif
+    void setup(const occa::OCCA_STANDIN_PROPS &props);
 
     // Frees the device and everything still allocated on it; every handle to
     // it becomes uninitialized.
@@ -363,10 +420,12 @@ namespace occa {
     udim_t maxMemoryAllocated() const;
 
     void finish();
+#if OCCA_STANDIN_VERSION >= 10400
     void finishAll();
+#endif
     bool hasSeparateMemorySpace();
 
-    stream createStream(const occa::json &props = occa::json());
+    stream createStream(const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
     stream getStream();
     void setStream(stream s);
 
@@ -377,55 +436,63 @@ namespace occa {
 
     occa::kernel buildKernel(const std::string &filename,
                              const std::string &kernelName,
-                             const occa::json &props = occa::json()) const;
+                             const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS()) const;
 
     occa::kernel buildKernelFromString(const std::string &content,
                                        const std::string &kernelName,
-                                       const occa::json &props = occa::json()) const;
+                                       const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS()) const;
 
     template <class T = void>
     occa::memory malloc(const dim_t entries,
                         const void *src = NULL,
-                        const occa::json &props = occa::json());
+                        const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
     template <class T = void>
     occa::memory malloc(const dim_t entries,
                         const occa::memory src,
-                        const occa::json &props = occa::json());
+                        const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
     template <class T = void>
     occa::memory malloc(const dim_t entries,
-                        const occa::json &props);
+                        const occa::OCCA_STANDIN_PROPS &props);
 
     // The one allocation entry point: every other malloc ends here.
     occa::memory malloc(const dim_t entries,
                         const dtype_t &dtype,
                         const void *src = NULL,
-                        const occa::json &props = occa::json());
+                        const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
     occa::memory malloc(const dim_t entries,
                         const dtype_t &dtype,
                         const occa::memory src,
-                        const occa::json &props = occa::json());
+                        const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
     occa::memory malloc(const dim_t entries,
                         const dtype_t &dtype,
-                        const occa::json &props);
+                        const occa::OCCA_STANDIN_PROPS &props);
 
-    memoryPool createMemoryPool(const occa::json &props = occa::json());
+#if OCCA_STANDIN_VERSION >= 20000
+    // Memory the application allocated: a view, not an allocation.
+    occa::memory wrapMemory(const void *ptr,
+                            const dim_t entries,
+                            const dtype_t &dtype,
+                            const occa::json &props = occa::json());
+#endif
+
+    memoryPool createMemoryPool(const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
   };
 
   template <>
   occa::memory device::malloc<void>(const dim_t entries,
                                     const void *src,
-                                    const occa::json &props);
+                                    const occa::OCCA_STANDIN_PROPS &props);
   template <>
   occa::memory device::malloc<void>(const dim_t entries,
                                     const occa::memory src,
-                                    const occa::json &props);
+                                    const occa::OCCA_STANDIN_PROPS &props);
   template <>
   occa::memory device::malloc<void>(const dim_t entries,
-                                    const occa::json &props);
+                                    const occa::OCCA_STANDIN_PROPS &props);
 
   // ---[ kernel ]--------------------------------------------------------------
   class kernel : public gc::ringEntry_t {
@@ -434,6 +501,21 @@ namespace occa {
 
    private:
     modeKernel_t *modeKernel;
+#ifdef OCCA_STANDIN_NEKRS
+    // nekRS's OCCA keeps the kernel's hash in the handle (its hash_t: 104
+    // bytes), so its kernel handle is 128 bytes, not 24.
+    struct hash_t {
+      bool initialized;
+      int h[8];
+      std::string h_string;
+      int sh[8];
+      hash_t();
+    } hash_;
+#endif
+#ifdef OCCA_STANDIN_KERNEL_PAD
+    // A layout no known OCCA has: a kernel handle too large to hold.
+    unsigned char pad_[OCCA_STANDIN_KERNEL_PAD];
+#endif
 
    public:
     kernel();
@@ -471,7 +553,9 @@ namespace occa {
 
     // The one launch entry point: every operator() and run({...}) end here.
     void run() const;
+#if OCCA_STANDIN_VERSION >= 10200
     void run(std::initializer_list<kernelArg> args) const;
+#endif
 
     void operator () () const;
     void operator () (const kernelArg &arg1) const;
@@ -593,10 +677,13 @@ namespace occa {
     void setDtype(const dtype_t &dtype__);
     const dtype_t& dtype() const;
 
-    // size() and length() count elements of dtype(); byte_size() bytes.
+    // length() counts elements of dtype(); byte_size() bytes; size() bytes
+    // before OCCA 2.0, elements from 2.0.
     udim_t size() const;
     udim_t length() const;
+#if OCCA_STANDIN_VERSION >= 20000
     udim_t byte_size() const;
+#endif
 
     bool operator == (const occa::memory &other) const;
     bool operator != (const occa::memory &other) const;
@@ -609,41 +696,41 @@ namespace occa {
                        const dim_t count = -1) const;
 
     // Copies: count and offsets are in elements of the dtype of the memory
-    // whose dtype the OCCA rule names (see standin.cpp); count -1 copies
-    // length() elements.
+    // whose dtype the OCCA rule names (see standin.cpp), bytes before OCCA
+    // 2.0; count -1 copies the whole memory.
     void copyFrom(const void *src,
                   const dim_t count = -1,
                   const dim_t offset = 0,
-                  const occa::json &props = occa::json());
+                  const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
     void copyFrom(const void *src,
-                  const occa::json &props);
+                  const occa::OCCA_STANDIN_PROPS &props);
 
     void copyFrom(const memory src,
                   const dim_t count = -1,
                   const dim_t destOffset = 0,
                   const dim_t srcOffset = 0,
-                  const occa::json &props = occa::json());
+                  const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
     void copyFrom(const memory src,
-                  const occa::json &props);
+                  const occa::OCCA_STANDIN_PROPS &props);
 
     void copyTo(void *dest,
                 const dim_t count = -1,
                 const dim_t offset = 0,
-                const occa::json &props = occa::json()) const;
+                const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS()) const;
 
     void copyTo(void *dest,
-                const occa::json &props) const;
+                const occa::OCCA_STANDIN_PROPS &props) const;
 
     void copyTo(const memory dest,
                 const dim_t count = -1,
                 const dim_t destOffset = 0,
                 const dim_t srcOffset = 0,
-                const occa::json &props = occa::json()) const;
+                const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS()) const;
 
     void copyTo(const memory dest,
-                const occa::json &props) const;
+                const occa::OCCA_STANDIN_PROPS &props) const;
 
     // A new allocation (through device::malloc) holding a copy.
     occa::memory clone() const;
@@ -669,8 +756,9 @@ namespace occa {
   }
 
   // ---[ memoryPool ]----------------------------------------------------------
+  OCCA_STANDIN_POOL_BEGIN
   class memoryPool : public gc::ringEntry_t {
-    friend class modeMemoryPool_t;
+    friend class occa::modeMemoryPool_t;
 
    private:
     modeMemoryPool_t *modeMemoryPool;
@@ -719,6 +807,7 @@ namespace occa {
   occa::memory memoryPool::reserve(const dim_t entries) {
     return reserve(entries, occa::dtype::get<T>());
   }
+  OCCA_STANDIN_POOL_END
 
   // ---[ stream, streamTag ]---------------------------------------------------
   class stream : public gc::ringEntry_t {
@@ -754,7 +843,9 @@ namespace occa {
     bool operator != (const occa::stream &other) const;
 
     void free();
+#if OCCA_STANDIN_VERSION >= 10400
     void finish();
+#endif
   };
 
   class streamTag : public gc::ringEntry_t {
@@ -798,41 +889,41 @@ namespace occa {
   device& getDevice();
   void setDevice(device d);
   void setDevice(const std::string &props);
-  void setDevice(const occa::json &props);
+  void setDevice(const occa::OCCA_STANDIN_PROPS &props);
 
   void finish();
-  stream createStream(const occa::json &props = occa::json());
+  stream createStream(const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
   stream getStream();
   void setStream(stream s);
   streamTag tagStream();
 
   kernel buildKernel(const std::string &filename,
                      const std::string &kernelName,
-                     const occa::json &props = occa::json());
+                     const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
   kernel buildKernelFromString(const std::string &content,
                                const std::string &kernelName,
-                               const occa::json &props = occa::json());
+                               const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
   occa::memory malloc(const dim_t entries,
                       const dtype_t &dtype,
                       const void *src = NULL,
-                      const occa::json &props = occa::json());
+                      const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
   template <class T = void>
   occa::memory malloc(const dim_t entries,
                       const void *src = NULL,
-                      const occa::json &props = occa::json());
+                      const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
   template <>
   occa::memory malloc<void>(const dim_t entries,
                             const void *src,
-                            const occa::json &props);
+                            const occa::OCCA_STANDIN_PROPS &props);
 
   template <class T>
   occa::memory malloc(const dim_t entries,
                       const void *src,
-                      const occa::json &props) {
+                      const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, occa::dtype::get<T>(), src, props);
   }
 
@@ -840,27 +931,27 @@ namespace occa {
   void memcpy(memory dest, const void *src,
               const dim_t count = -1,
               const dim_t offset = 0,
-              const occa::json &props = json());
+              const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
   void memcpy(void *dest, memory src,
               const dim_t count = -1,
               const dim_t offset = 0,
-              const occa::json &props = json());
+              const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
   void memcpy(memory dest, memory src,
               const dim_t count = -1,
               const dim_t destOffset = 0,
               const dim_t srcOffset = 0,
-              const occa::json &props = json());
+              const occa::OCCA_STANDIN_PROPS &props = occa::OCCA_STANDIN_PROPS());
 
   void memcpy(memory dest, const void *src,
-              const occa::json &props);
+              const occa::OCCA_STANDIN_PROPS &props);
 
   void memcpy(void *dest, memory src,
-              const occa::json &props);
+              const occa::OCCA_STANDIN_PROPS &props);
 
   void memcpy(memory dest, memory src,
-              const occa::json &props);
+              const occa::OCCA_STANDIN_PROPS &props);
 
   void free(device d);
   void free(stream s);
@@ -871,20 +962,20 @@ namespace occa {
   template <class T>
   occa::memory device::malloc(const dim_t entries,
                               const void *src,
-                              const occa::json &props) {
+                              const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, occa::dtype::get<T>(), src, props);
   }
 
   template <class T>
   occa::memory device::malloc(const dim_t entries,
                               const occa::memory src,
-                              const occa::json &props) {
+                              const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, occa::dtype::get<T>(), src, props);
   }
 
   template <class T>
   occa::memory device::malloc(const dim_t entries,
-                              const occa::json &props) {
+                              const occa::OCCA_STANDIN_PROPS &props) {
     return malloc(entries, occa::dtype::get<T>(), props);
   }
 }
