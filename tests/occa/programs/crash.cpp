@@ -4,6 +4,8 @@
 //
 //   crash MODE OKL_FILE LAUNCHES HOW [llvm]
 //
+// MODE is a mode name or the device's properties as OCCA's JSON.
+//
 // Work, in order (L = LAUNCHES):
 //   device setups   1 (MODE)
 //   allocations     3 x 4000 B (device.malloc<float>(1000))
@@ -50,7 +52,7 @@ int main(int argc, char **argv) {
   const std::string mode = argv[1], how = argv[4];
   const int launches = atoi(argv[3]);
   const int n = 1000;
-  occa::device device({{"mode", mode}});
+  occa::device device = mode[0] == '{' ? occa::device(mode) : occa::device({{"mode", mode}});
   occa::memory o_a = device.malloc<float>(n);
   occa::memory o_b = device.malloc<float>(n);
   occa::memory o_ab = device.malloc<float>(n);
