@@ -410,20 +410,24 @@ static void on_toggle_signal(int sig) {
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE};
 #define NFAULT (sizeof fault_signals / sizeof fault_signals[0])
 
-static _Atomic int aborting; /* abort() is past the handler's delivery */
+static _Atomic int aborting; /* a thread makes abort()'s final flush */
 
 OT_EXPORT void abort(void) {
-  if (atomic_load(&managing) && getpid() == traced_pid && !atomic_exchange(&aborting, 1)) {
+  if (atomic_load(&managing) && getpid() == traced_pid) {
     sigset_t one, all, saved;
     sigemptyset(&one);
     sigaddset(&one, SIGABRT);
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-    raise(SIGABRT); /* the default action (on_dying_signal) ends the process here */
+    /* The default action (on_dying_signal) ends the process here; a handler
+     * may leave with longjmp, or call abort() again, as with glibc's. */
+    raise(SIGABRT);
     /* A handler returned, or SIGABRT is ignored: abort() ends the process
-     * all the same. Nothing interrupts the final flush, as in the handler. */
+     * all the same. Nothing interrupts the final flush, as in the handler;
+     * a second thread here does not wait for the first one's. */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);
-    final_flush();
+    if (!atomic_exchange(&aborting, 1))
+      final_flush();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
