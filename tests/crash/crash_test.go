@@ -4,7 +4,7 @@
 // also with LLVM-like crash handlers installed, as POCL (OCCA's OpenCL mode)
 // has them. The program (tests/occa/programs/crash.cpp) runs against the
 // stand-in libocca (tests/occa-standin) untraced, with the runtime preloaded
-// by hand and under occa-prof (occatest.Crash). tests/occa runs the same
+// by hand, linked against the runtime, and under occa-prof (occatest.Crash). tests/occa runs the same
 // program against a real OCCA.
 package crash
 
@@ -22,6 +22,7 @@ import (
 var (
 	buildDir string
 	program  string // crash.cpp built against the stand-in
+	linked   string // the same, linked against libocca_tools too
 	okl      string // the stand-in's addVectors.okl
 	config   string // configs/default.toml
 )
@@ -50,18 +51,23 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "tests/crash:", err)
 		os.Exit(1)
 	}
-	program = filepath.Join(bin, "crash")
-	lib := filepath.Join(standin, "lib")
+	program, linked = filepath.Join(bin, "crash"), filepath.Join(bin, "crash-linked")
+	lib, rt := filepath.Join(standin, "lib"), filepath.Join(buildDir, "lib")
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "c++"
 	}
-	out, err := exec.Command(cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I../occa-standin/include",
-		"../occa/programs/crash.cpp", "-o", program, "-L"+lib, "-locca", "-Wl,-rpath,"+lib).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "tests/crash: building crash.cpp: %v\n%s", err, out)
-		os.RemoveAll(bin)
-		os.Exit(1)
+	compile := []string{"-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I../occa-standin/include",
+		"../occa/programs/crash.cpp", "-L" + lib, "-locca", "-Wl,-rpath," + lib}
+	for _, args := range [][]string{
+		append(compile, "-o", program),
+		append(compile, "-o", linked, "-L"+rt, "-Wl,--no-as-needed", "-locca_tools", "-Wl,--as-needed", "-Wl,-rpath,"+rt),
+	} {
+		if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "tests/crash: building crash.cpp: %v\n%s", err, out)
+			os.RemoveAll(bin)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(bin)
@@ -77,7 +83,7 @@ func TestCrashes(t *testing.T) {
 	const launches = 6
 	for _, cc := range occatest.CrashCases {
 		for _, llvm := range []bool{false, true} {
-			c := &occatest.Crash{Program: program, Args: []string{"Serial", okl, strconv.Itoa(launches), cc.How},
+			c := &occatest.Crash{Program: program, Linked: linked, Args: []string{"Serial", okl, strconv.Itoa(launches), cc.How},
 				Mode: "Serial", Launches: launches, How: cc.How, Signal: cc.Signal, Build: buildDir, Config: config}
 			name := cc.How
 			if llvm {

@@ -20,6 +20,7 @@ import (
 // known amount of work (see its header).
 type Crash struct {
 	Program  string   // the built crash.cpp
+	Linked   string   // the same linked against libocca_tools, or ""
 	Args     []string // MODE OKL_FILE LAUNCHES HOW [llvm]
 	Mode     string   // the device's mode name
 	Launches int
@@ -31,7 +32,9 @@ type Crash struct {
 }
 
 // Check runs c untraced, with the runtime preloaded as occa-prof does it,
-// and under occa-prof: each traced run ends as the untraced one, its trace
+// linked (c.Linked, with the adapter preloaded alone: the runtime's own
+// exports, no shim), and under occa-prof: each traced run ends as the
+// untraced one, its trace
 // holds every call made before the crash and ends with its final stats, and
 // occa-prof says in one warning line that the program died, then prints its
 // launches.
@@ -60,6 +63,16 @@ func (c *Crash) Check(t *testing.T) {
 		t.Errorf("preloaded: %s, stdout %q; untraced: %s", got.end, got.stdout, want.end)
 	}
 	c.checkTrace(t, got)
+
+	if c.Linked != "" {
+		dir = t.TempDir()
+		got = c.start(t, dir, []string{"OCCA_TOOLS_CONFIG=" + c.Config, "OCCA_TOOLS_OUTPUT_DIR=" + filepath.Join(dir, "traces"),
+			"LD_PRELOAD=" + filepath.Join(lib, "libocca_tools_occa.so")}, c.Linked, c.Args...)
+		if got.end != want.end || got.stdout != want.stdout {
+			t.Errorf("linked: %s, stdout %q; untraced: %s", got.end, got.stdout, want.end)
+		}
+		c.checkTrace(t, got)
+	}
 
 	dir = t.TempDir()
 	got = c.start(t, dir, nil, filepath.Join(c.Build, "bin", "occa-prof"),
