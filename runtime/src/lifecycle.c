@@ -474,6 +474,8 @@ static void on_fault(int sig, siginfo_t *info, void *uc) {
 /* Before the Go core loads: on_fault becomes the handler that Go's passes
  * faults on to, for each fault signal whose action is the default. */
 static void faults_before_core(void) {
+  if (!next_sigaction())
+    return;
   for (size_t i = 0; i < NFAULT; i++) {
     struct sigaction cur, act;
     memset(&cur, 0, sizeof cur);
@@ -491,6 +493,8 @@ static void faults_before_core(void) {
 /* After it: where Go did not take the signal over (no core loaded), the
  * program reads back the default action it had. */
 static void faults_after_core(void) {
+  if (!next_sigaction())
+    return;
   for (size_t i = 0; i < NFAULT; i++) {
     struct sigaction cur, dfl;
     memset(&cur, 0, sizeof cur);
