@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -106,5 +107,53 @@ func TestReportNoLaunches(t *testing.T) {
 	stdout, stderr := runReport(dir, &result{pid: 4242})
 	if stderr != "" || len(tableRows(stdout)) != 3 {
 		t.Errorf("clean run: stderr %q, stdout:\n%s", stderr, stdout)
+	}
+}
+
+// A launch still running when the trace ended (the kernel that crashed) is
+// named after the table.
+func TestReportUnendedLaunch(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	tw, err := trace.NewWriter(&b, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tw.WriteDefs(tracetest.Defs())
+	batch := tw.Batch(0)
+	for _, e := range []struct {
+		k    trace.Kind
+		t    int64
+		args []uint64
+	}{
+		{trace.RunBegin, 10, []uint64{1, 2, 1, 0}}, // dot
+		{trace.RunEnd, 20, []uint64{1, trace.StatusOK}},
+		{trace.RunBegin, 30, []uint64{2, 1, 1, 0}}, // axpy, no end
+	} {
+		if err == nil {
+			err = batch.Add(e.k, tracetest.MonoStart+e.t, e.args...)
+		}
+	}
+	if err == nil {
+		err = tw.WriteBatch(batch)
+	}
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "solver-node7-r3-p4242.occatrace"), b.Bytes(), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := runReport(dir, &result{pid: 4242, signal: syscall.SIGSEGV})
+	if rows := tableRows(stdout); len(rows) != 1 || rows[0] != "dot 1" {
+		t.Errorf("table rows %v, want [dot 1]", rows)
+	}
+	if want := "\nocca-prof: launches that had not returned when the trace ended: axpy 1\n"; !strings.HasSuffix(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to end with %q", stdout, want)
+	}
+	if stderr != diedLine {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, diedLine)
 	}
 }
