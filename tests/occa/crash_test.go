@@ -3,6 +3,7 @@ package occa
 import (
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/libocca/occa-tools/tests/occatest"
@@ -38,4 +39,15 @@ func TestCrash(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A kernel that stores through a null pointer (Serial runs it inside the
+// launch): the trace is complete, the launch that crashed has a begin and
+// no end, and occa-prof names it.
+func TestCrashInKernel(t *testing.T) {
+	config, _ := filepath.Abs("../../configs/default.toml")
+	c := &occatest.Crash{Program: filepath.Join(bin, "crash"), Args: []string{"Serial", okl, strconv.Itoa(launches), "kernel-segv"},
+		Mode: "Serial", Launches: launches, How: "kernel-segv", Signal: syscall.SIGSEGV, Build: filepath.Dir(filepath.Dir(occaProf)),
+		Config: config, Env: []string{"OCCA_DIR=" + occaDir}}
+	c.Check(t)
 }

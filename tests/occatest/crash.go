@@ -24,7 +24,7 @@ type Crash struct {
 	Args     []string // MODE OKL_FILE LAUNCHES HOW [llvm]
 	Mode     string   // the device's mode name
 	Launches int
-	How      string         // throw, abort, segv or exit
+	How      string         // throw, abort, segv, kernel-segv or exit
 	Signal   syscall.Signal // it dies of, or 0 for exit(3)
 	Build    string         // the build directory: bin/occa-prof, lib/
 	Config   string         // the config for the run preloaded by hand
@@ -82,6 +82,10 @@ func (c *Crash) Check(t *testing.T) {
 	}
 	if rows := TableRows(got.stdout); !reflect.DeepEqual(rows, []string{"addVectors " + strconv.Itoa(c.Launches)}) {
 		t.Errorf("occa-prof's table %v, want [addVectors %d]; stdout:\n%s", rows, c.Launches, got.stdout)
+	}
+	running := "occa-prof: launches that had not returned when the trace ended: fault 1\n"
+	if strings.Contains(got.stdout, running) != (c.How == "kernel-segv") {
+		t.Errorf("occa-prof: %q expected: %v; stdout:\n%s", running, c.How == "kernel-segv", got.stdout)
 	}
 	died := fmt.Sprintf("occa-prof: warning: %s died of signal %d (%v); the profile below covers its run up to then\n",
 		c.Program, int(c.Signal), c.Signal)
@@ -161,19 +165,22 @@ func (c *Crash) checkTrace(t *testing.T, r *crashRun) {
 	if cp.Allocs != 3 || cp.AllocBytes != 12000 || cp.Frees != 0 {
 		t.Errorf("allocations %d (%d B), frees %d; want 3 (12000 B), 0", cp.Allocs, cp.AllocBytes, cp.Frees)
 	}
-	failed := 0
-	if c.How == "throw" {
+	builds, failed, unended := []string{"addVectors"}, 0, 0
+	switch c.How {
+	case "throw":
 		failed = 1 // the build that threw
+	case "kernel-segv":
+		builds, unended = []string{"addVectors", "fault"}, 1 // fault's launch
 	}
-	if got := cp.BuildNames(); !reflect.DeepEqual(got, []string{"addVectors"}) || len(cp.Builds) != 1+failed {
-		t.Errorf("builds %+v, want addVectors and %d failed", cp.Builds, failed)
+	if got := cp.BuildNames(); !reflect.DeepEqual(got, builds) || len(cp.Builds) != len(builds)+failed {
+		t.Errorf("builds %+v, want %v and %d failed", cp.Builds, builds, failed)
 	}
 	if !reflect.DeepEqual(cp.Launches, map[string]int{"addVectors": c.Launches}) || cp.LaunchesFailed != 0 {
 		t.Errorf("launches %v (%d failed), want addVectors: %d", cp.Launches, cp.LaunchesFailed, c.Launches)
 	}
-	if cp.DeviceFinishes != 1 || cp.Unended != 0 || cp.Dropped != 0 {
-		t.Errorf("%d device finishes, %d begins without an end, %d dropped; want 1, 0, 0",
-			cp.DeviceFinishes, cp.Unended, cp.Dropped)
+	if cp.DeviceFinishes != 1 || cp.Unended != unended || cp.Dropped != 0 {
+		t.Errorf("%d device finishes, %d begins without an end, %d dropped; want 1, %d, 0",
+			cp.DeviceFinishes, cp.Unended, cp.Dropped, unended)
 	}
 }
 

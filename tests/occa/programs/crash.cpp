@@ -17,6 +17,10 @@
 //           (one more build, failed); SIGABRT
 //   abort   abort(); SIGABRT
 //   segv    a store through a null pointer; SIGSEGV
+//   kernel-segv  builds kernel "fault" from a string and launches it: a
+//           store through a null pointer inside the kernel (one more build;
+//           in Serial or OpenMP the launch has not returned when the
+//           process dies of SIGSEGV)
 //   exit    exit(3), the control
 // llvm: first installs, for SIGABRT and SIGSEGV, a handler as LLVM's crash
 // handlers are (POCL runs LLVM in the process: OCCA's OpenCL mode on POCL
@@ -46,7 +50,7 @@ static void llvm_like(int) {
 
 int main(int argc, char **argv) {
   if (argc < 5 || argc > 6 || (argc == 6 && strcmp(argv[5], "llvm") != 0)) {
-    fprintf(stderr, "usage: crash MODE OKL_FILE LAUNCHES throw|abort|segv|exit [llvm]\n");
+    fprintf(stderr, "usage: crash MODE OKL_FILE LAUNCHES throw|abort|segv|kernel-segv|exit [llvm]\n");
     return 2;
   }
   const std::string mode = argv[1], how = argv[4];
@@ -76,6 +80,16 @@ int main(int argc, char **argv) {
     abort();
   } else if (how == "segv") {
     *(volatile int *)nullptr = 1;
+  } else if (how == "kernel-segv") {
+    occa::kernel fault = device.buildKernelFromString(
+        "@kernel void fault(const int entries) {\n"
+        "  for (int i = 0; i < entries; ++i; @tile(16, @outer, @inner)) {\n"
+        "    int *p = (int *) 0;\n"
+        "    p[i] = i;\n"
+        "  }\n"
+        "}\n",
+        "fault");
+    fault(n);
   } else if (how == "exit") {
     exit(3);
   }
