@@ -81,8 +81,10 @@ test: all test-programs check-header
 
 # The OCCA adapter against a real OCCA installation (OCCA_DIR=/path/to/occa;
 # OCCA is in no package registry, so CI cannot run this): small OCCA
-# programs (tests/occa/programs) in Serial and OpenMP under occa-prof, their
-# traces checked exactly.
+# programs (tests/occa/programs) in Serial, OpenMP and OpenCL (when OCCA has
+# it and an OpenCL device answers, e.g. POCL; otherwise those tests skip
+# saying why) under occa-prof, their traces checked exactly, also of
+# programs that crash.
 .PHONY: test-occa
 test-occa: all
 	@test -n "$(OCCA_DIR)" || { echo "test-occa: set OCCA_DIR to an OCCA installation (include/occa.hpp, lib/libocca.so)"; exit 2; }

@@ -86,6 +86,12 @@ PROGRAM ends, occa-prof lists the files of the output directory that this
 run created (new names, or files written since occa-prof started) and
 summarizes their kernel launches.
 
+Crashes: when PROGRAM dies of a signal (an uncaught exception ends in
+abort() and SIGABRT), the runtime writes the trace out before it dies, and
+occa-prof prints one warning line saying so and the table of the launches
+up to the crash. A trace that was cut short (SIGKILL, or a crash the runtime
+could not see) is read as far as it goes, with a warning naming it.
+
 MPI: run it under the launcher, one occa-prof per rank:
   mpirun -n 4 occa-prof ./app
 Each rank's traces carry its rank (from OMPI_COMM_WORLD_RANK, PMIX_RANK,
@@ -198,7 +204,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	rank, size, _ := procinfo.Rank(os.Environ())
 	if !o.quiet && rank <= 0 {
-		report(stdout, stderr, outDir, before, start, res.pid, rank, size)
+		report(stdout, stderr, outDir, before, start, res, o.argv[0], rank, size)
 	}
 	cleanup()
 	if res.signal != 0 {

@@ -64,8 +64,13 @@ func ofPID(paths []string, pid int) []string {
 
 // report prints the traces this run created and the per-kernel table of
 // the program's traces (its own pid's files; all new files when none carry
-// it, e.g. a script that ran the application).
-func report(stdout, stderr io.Writer, dir string, before map[string]bool, start time.Time, pid int, rank, size int64) {
+// it, e.g. a script that ran the application). res is how the program
+// ended, prog its name as given.
+func report(stdout, stderr io.Writer, dir string, before map[string]bool, start time.Time, res *result, prog string, rank, size int64) {
+	if res.signal != 0 {
+		fmt.Fprintf(stderr, "occa-prof: warning: %s died of signal %d (%v); the profile below covers its run up to then\n",
+			prog, int(res.signal), res.signal)
+	}
 	files := newTraces(dir, before, start)
 	if rank == 0 && size > 0 {
 		// Other ranks may finish a moment later: wait a little for one file each.
@@ -82,27 +87,34 @@ func report(stdout, stderr io.Writer, dir string, before map[string]bool, start 
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s\n", filepath.Base(f))
 	}
-	mine := ofPID(files, pid)
+	mine := ofPID(files, res.pid)
 	if len(mine) == 0 && rank < 0 {
 		mine = files
 	}
 	if len(mine) == 0 {
 		return
 	}
-	ks, err := kernelTable(mine)
+	p, err := readProfile(mine)
 	if err != nil {
 		fmt.Fprintf(stderr, "occa-prof: reading the traces: %v\n", err)
+	}
+	for _, f := range p.early {
+		fmt.Fprintf(stderr, "occa-prof: warning: %s ends early (no final stats: the process ended before the runtime's final flush); the profile holds what reached the file\n",
+			filepath.Base(f))
 	}
 	what := "kernels"
 	if rank == 0 {
 		what = "kernels of rank 0"
 	}
-	if len(ks) == 0 {
-		fmt.Fprintf(stdout, "occa-prof: no kernel launches recorded\n")
-		return
+	if len(p.kernels) == 0 {
+		fmt.Fprintf(stdout, "occa-prof: no kernel launches recorded%s\n", p.activity())
+	} else {
+		fmt.Fprintf(stdout, "occa-prof: %s (host time from launch to return):\n", what)
+		writeTable(stdout, p.kernels)
 	}
-	fmt.Fprintf(stdout, "occa-prof: %s (host time from launch to return):\n", what)
-	writeTable(stdout, ks)
+	if len(p.unended) > 0 {
+		fmt.Fprintf(stdout, "occa-prof: launches that had not returned when the trace ended: %s\n", counted(p.unended))
+	}
 }
 
 // kernelStat is one row of the table.
@@ -112,31 +124,88 @@ type kernelStat struct {
 	total int64 // ns
 }
 
-// kernelTable pairs run_begin and run_end by correlation id and sums the
-// time per kernel name over the files. Launches without an end are left out.
-func kernelTable(paths []string) ([]kernelStat, error) {
-	byName := map[string]*kernelStat{}
-	var errs []error
-	for _, p := range paths {
-		if err := addKernels(p, byName); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(p), err))
+// profile is what occa-prof says about the program's traces.
+type profile struct {
+	kernels []kernelStat     // launches that ended, by total time
+	unended map[string]int64 // launches without an end, by kernel name
+	// The other calls that succeeded, and the builds that failed, for a run
+	// without launches (a kernel that does not build is the commonest way
+	// an OCCA program dies).
+	setups, allocs, copies, builds, buildsFailed int64
+	early                                        []string // files without their final stats
+}
+
+// activity says what the traces hold besides launches, or "" when nothing.
+func (p *profile) activity() string {
+	var parts []string
+	add := func(n int64, one, many string) {
+		if n == 1 {
+			parts = append(parts, "1 "+one)
+		} else if n > 1 {
+			parts = append(parts, strconv.FormatInt(n, 10)+" "+many)
 		}
 	}
-	out := make([]kernelStat, 0, len(byName))
-	for _, k := range byName {
-		out = append(out, *k)
+	add(p.setups, "device setup", "device setups")
+	add(p.allocs, "allocation", "allocations")
+	add(p.copies, "copy", "copies")
+	add(p.builds, "kernel build", "kernel builds")
+	if len(parts) == 0 {
+		return ""
 	}
-	slices.SortFunc(out, func(a, b kernelStat) int {
+	s := "; the trace holds " + strings.Join(parts, ", ")
+	if p.buildsFailed > 0 {
+		s += fmt.Sprintf(" (%d failed)", p.buildsFailed)
+	}
+	return s
+}
+
+// ok is 1 for a successful call's status.
+func ok(status uint64) int64 {
+	if status == 0 {
+		return 1
+	}
+	return 0
+}
+
+// counted lists "name N" pairs by name.
+func counted(m map[string]int64) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		names[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(names, ", ")
+}
+
+// readProfile pairs run_begin and run_end by correlation id and sums the
+// time per kernel name over the files. A file cut short is read as far as
+// it goes (salvaging past damaged chunks); what it held is kept.
+func readProfile(paths []string) (*profile, error) {
+	p := &profile{unended: map[string]int64{}}
+	byName := map[string]*kernelStat{}
+	var errs []error
+	for _, path := range paths {
+		if err := p.add(path, byName); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(path), err))
+		}
+	}
+	for _, k := range byName {
+		p.kernels = append(p.kernels, *k)
+	}
+	slices.SortFunc(p.kernels, func(a, b kernelStat) int {
 		if c := cmp.Compare(b.total, a.total); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.name, b.name)
 	})
-	return out, errors.Join(errs...)
+	return p, errors.Join(errs...)
 }
 
-func addKernels(path string, byName map[string]*kernelStat) error {
-	r, closer, err := trace.Open(path)
+func (p *profile) add(path string, byName map[string]*kernelStat) error {
+	r, closer, err := trace.Open(path, trace.WithSalvage(true))
 	if err != nil {
 		return err
 	}
@@ -151,14 +220,17 @@ func addKernels(path string, byName map[string]*kernelStat) error {
 		ns     int64
 	}
 	var runs []done
+	var readErr error
 	for {
 		e, err := r.ReadEvent()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return err
+			readErr = err
+			break
 		}
+		status, _ := e.Arg("status")
 		switch e.Kind {
 		case trace.RunBegin:
 			c, _ := e.Corr()
@@ -170,25 +242,44 @@ func addKernels(path string, byName map[string]*kernelStat) error {
 				delete(pending, c)
 				runs = append(runs, done{b.kernel, e.Time - b.t})
 			}
+		case trace.DeviceSetupEnd:
+			p.setups += ok(status)
+		case trace.MemoryAllocEnd:
+			p.allocs += ok(status)
+		case trace.CopyEnd:
+			p.copies += ok(status)
+		case trace.BuildEnd:
+			p.builds++
+			if status != 0 {
+				p.buildsFailed++
+			}
 		}
 	}
+	if readErr == nil && !r.Complete() {
+		p.early = append(p.early, path)
+	}
 	// Names after the whole file: every def has been read by now.
-	for _, d := range runs {
-		name := r.Dict().Kernel(d.kernel).Name
-		if name == "" {
-			name = fmt.Sprintf("kernel#%d", d.kernel)
+	name := func(id uint64) string {
+		if n := r.Dict().Kernel(id).Name; n != "" {
+			return n
 		}
-		k := byName[name]
+		return fmt.Sprintf("kernel#%d", id)
+	}
+	for _, d := range runs {
+		n := name(d.kernel)
+		k := byName[n]
 		if k == nil {
-			k = &kernelStat{name: name}
-			byName[name] = k
+			k = &kernelStat{name: n}
+			byName[n] = k
 		}
 		k.calls++
 		k.total += d.ns
 	}
-	return nil
+	for _, b := range pending {
+		p.unended[name(b.kernel)]++
+	}
+	return readErr
 }
-
 func writeTable(w io.Writer, ks []kernelStat) {
 	width := len("kernel")
 	for _, k := range ks {

@@ -28,8 +28,9 @@
  * it), the shim does nothing: that copy starts the runtime itself.
  *
  * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, close,
- * close_range and closefrom (everything else is hidden). The runtime exports
- * them to keep the application's view of its exit signals
+ * close_range, closefrom and abort (everything else is hidden). The runtime
+ * exports them to keep the application's view of its exit signals, to flush
+ * when abort() ends the process after a handler returned
  * (runtime/src/lifecycle.c) and its own descriptors (runtime/src/fds.c), but a
  * dlopen'ed library interposes nothing; the shim, preloaded, comes first and
  * forwards them to the runtime it loaded, or to the next definition (libc,
@@ -122,11 +123,12 @@ enum {
   F_CLOSE,
   F_CLOSE_RANGE,
   F_CLOSEFROM,
+  F_ABORT,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
-    "sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal",
-    "close",     "close_range", "closefrom"};
+    "sigaction", "signal",      "bsd_signal", "sysv_signal", "__sysv_signal",
+    "close",     "close_range", "closefrom",  "abort"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -189,6 +191,22 @@ EXPORT void closefrom(int lowfd) {
     f(lowfd);
   else
     syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
+}
+
+typedef void (*abort_fn)(void);
+
+EXPORT void abort(void) {
+  abort_fn f = (abort_fn)target(F_ABORT);
+  if (f)
+    f();
+  /* No abort() to forward to: the default action of SIGABRT, as libc's. */
+  signal(SIGABRT, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, SIGABRT);
+  sigprocmask(SIG_UNBLOCK, &one, NULL);
+  raise(SIGABRT);
+  _exit(127);
 }
 
 /* ---- Loading the runtime ------------------------------------------------- */

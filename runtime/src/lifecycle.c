@@ -10,7 +10,9 @@
  * Exit: the library destructor makes the final flush (exit(), return from
  * main, exit() from a signal handler). SIGINT, SIGTERM, SIGHUP, SIGQUIT and
  * SIGABRT flush only when their default action is about to end the process
- * (see Signals below); the application's own handlers run untouched.
+ * (see Signals below); the application's own handlers run untouched. So do
+ * abort() after a handler of the application returned (Crashes below) and
+ * SIGSEGV, SIGBUS and SIGFPE when nothing else handles them.
  *
  * Fork: a forked child never calls into Go: it stops recording, and the
  * parent's trace is untouched. pthread_atfork catches fork(); a child of the
@@ -76,14 +78,15 @@ void ot_log(int level, const char *fmt, ...) {
  * sets or reads an exit signal's disposition sees its own; a change that
  * goes around them (the raw system call, a runtime that was dlopen'ed, libc's
  * own sigset(), siginterrupt() and system()) is adopted by the writer's
- * periodic ot_signals_rearm. Not seen: abort() resetting SIGABRT to the
- * default inside libc after the application's handler returned; the trace
- * then ends at the last periodic flush, as after SIGKILL. */
+ * periodic ot_signals_rearm. abort() resets SIGABRT to the default inside
+ * libc after the application's handler returned: see Crashes below. */
 
 #define OT_EXPORT __attribute__((visibility("default")))
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn real_sigaction; /* the next definition: libc's */
+typedef void (*abort_fn)(void);
+static abort_fn next_abort;         /* libc's abort() (Crashes below) */
 static _Atomic int managing;        /* the exit signals are managed (ot_signals_settle) */
 static _Atomic int sig_lock;        /* guards app[], set[], oneshot_armed[] */
 static struct sigaction app[NEXIT]; /* what the application asked for */
@@ -134,15 +137,21 @@ static void unlock_signals(const sigset_t *saved) {
   pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
+/* The final flush before the process dies, waited for up to the flush
+ * timeout. Async-signal-safe. */
+static void final_flush(void) {
+  if (atomic_load(&ot_state) == OT_STATE_ACTIVE && getpid() == traced_pid) {
+    atomic_store(&final_requested, 1); /* before the request: the writer sees both */
+    ot_flush_wait(ot_flush_request(), ot_cfg.flush_timeout_ms);
+  }
+}
+
 static void on_dying_signal(int sig, siginfo_t *info, void *uc) {
   (void)info;
   (void)uc;
   int saved_errno = errno;
   /* The disposition is default: the signal ends the process. */
-  if (atomic_load(&ot_state) == OT_STATE_ACTIVE && getpid() == traced_pid) {
-    atomic_store(&final_requested, 1); /* before the request: the writer sees both */
-    ot_flush_wait(ot_flush_request(), ot_cfg.flush_timeout_ms);
-  }
+  final_flush();
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
@@ -363,6 +372,7 @@ OT_EXPORT handler_fn __sysv_signal(int sig, handler_fn handler) {
 __attribute__((constructor(101))) static void early_init(void) {
   traced_pid = getpid();
   next_sigaction();
+  next_abort = (abort_fn)dlsym(RTLD_NEXT, "abort");
   for (int v = 0; v < 3; v++)
     if (!next_signal[v])
       next_signal[v] = (signal_fn)dlsym(RTLD_NEXT, signal_names[v]);
@@ -371,6 +381,130 @@ __attribute__((constructor(101))) static void early_init(void) {
 static void on_toggle_signal(int sig) {
   (void)sig;
   ot_signal_toggle();
+}
+
+/* ---- Crashes ---------------------------------------------------------------------------- *
+ *
+ * abort(). glibc's raises SIGABRT once for the handler; if the handler
+ * returns, abort() sets the default action with its internal sigaction,
+ * which no interposition sees, and raises SIGABRT again: the process dies
+ * without the final flush. That is how an uncaught occa::exception ends
+ * under OCCA's OpenCL mode on POCL: std::terminate calls abort(), and POCL's
+ * in-process LLVM has installed its crash handlers (SA_RESETHAND, one for
+ * SIGABRT among them), which remove files, put the previous dispositions
+ * back and return. So abort() is exported here (and by the preload shim): it
+ * does what glibc's does, with the final flush between the handler's return
+ * and the default action. Aborts inside libc (assert, heap corruption) call
+ * its own abort and still end at the last periodic flush when a handler of
+ * the application returns.
+ *
+ * SIGSEGV, SIGBUS, SIGFPE. The Go runtime of the core installs its handler
+ * for them as it loads and passes a fault outside Go code to the handler it
+ * found (os/signal: "Go programs that use cgo or SWIG"). on_fault is that
+ * handler when the program had the default action: it makes the final
+ * flush and lets the fault end the process as the default action would. An
+ * application's own handler, installed before or after, comes first, as in
+ * an untraced run; handlers that put the previous one back and return
+ * (LLVM's) reach on_fault through Go's. */
+
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE};
+#define NFAULT (sizeof fault_signals / sizeof fault_signals[0])
+
+static _Atomic int aborting; /* a thread makes abort()'s final flush */
+
+OT_EXPORT void abort(void) {
+  if (atomic_load(&managing) && getpid() == traced_pid) {
+    sigset_t one, all, saved;
+    sigemptyset(&one);
+    sigaddset(&one, SIGABRT);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    /* The default action (on_dying_signal) ends the process here; a handler
+     * may leave with longjmp, or call abort() again, as with glibc's. */
+    raise(SIGABRT);
+    /* A handler returned, or SIGABRT is ignored: abort() ends the process
+     * all the same. Nothing interrupts the final flush, as in the handler;
+     * a second thread here does not wait for the first one's. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    if (!atomic_exchange(&aborting, 1))
+      final_flush();
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigfillset(&dfl.sa_mask);
+    real_sigaction(SIGABRT, &dfl, NULL);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  }
+  if (next_abort)
+    next_abort(); /* raises SIGABRT once more: the default action now */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  if (next_sigaction())
+    real_sigaction(SIGABRT, &dfl, NULL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, SIGABRT);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  raise(SIGABRT);
+  _exit(127); /* as glibc when even that fails */
+}
+
+static void on_fault(int sig, siginfo_t *info, void *uc) {
+  (void)uc;
+  int saved_errno = errno;
+  final_flush();
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  real_sigaction(sig, &dfl, NULL);
+  errno = saved_errno;
+  /* A fault (si_code > 0) happens again when the handler returns, now with
+   * the default action: the core dump and the parent see the real one. A
+   * sent signal is sent again. */
+  if (info && info->si_code > 0)
+    return;
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  raise(sig);
+}
+
+/* Before the Go core loads: on_fault becomes the handler that Go's passes
+ * faults on to, for each fault signal whose action is the default. */
+static void faults_before_core(void) {
+  if (!next_sigaction())
+    return;
+  for (size_t i = 0; i < NFAULT; i++) {
+    struct sigaction cur, act;
+    memset(&cur, 0, sizeof cur);
+    if (real_sigaction(fault_signals[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
+        cur.sa_handler != SIG_DFL)
+      continue;
+    memset(&act, 0, sizeof act);
+    act.sa_sigaction = on_fault;
+    act.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigfillset(&act.sa_mask);
+    real_sigaction(fault_signals[i], &act, NULL);
+  }
+}
+
+/* After it: where Go did not take the signal over (no core loaded), the
+ * program reads back the default action it had. */
+static void faults_after_core(void) {
+  if (!next_sigaction())
+    return;
+  for (size_t i = 0; i < NFAULT; i++) {
+    struct sigaction cur, dfl;
+    memset(&cur, 0, sizeof cur);
+    if (real_sigaction(fault_signals[i], NULL, &cur) != 0 || !(cur.sa_flags & SA_SIGINFO) ||
+        cur.sa_sigaction != on_fault)
+      continue;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    real_sigaction(fault_signals[i], &dfl, NULL);
+  }
 }
 
 /* ---- Fork ---------------------------------------------------------------------------- */
@@ -586,6 +720,7 @@ __attribute__((constructor)) static void ot_init(void) {
   ot_cfg.log_level = OT_LOG_WARN;
 
   ot_signals_snapshot();
+  faults_before_core();
   ot_fds_mark();
   if (ot_strings_init() != 0 || load_core() != 0)
     goto out;
@@ -623,6 +758,7 @@ __attribute__((constructor)) static void ot_init(void) {
    * their flush waits for runs. */
   ot_core.run();
 out:
+  faults_after_core();
   ot_signals_settle();
 }
 

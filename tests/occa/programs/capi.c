@@ -2,6 +2,7 @@
  *
  *   capi MODE OKL_FILE LAUNCHES
  *
+ * MODE is a mode name or the device's properties as OCCA's JSON.
  * Makes 1 device setup, 2 allocations of 4000 B (occaDeviceTypedMalloc with
  * a source: a 4000 B host-to-device copy; occaDeviceMalloc), 1 H2D copy of
  * 4000 B (occaCopyPtrToMem), 1 D2H copy of 4000 B (occaCopyMemToPtr), 1
@@ -18,8 +19,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   enum { N = 1000 };
-  char props[64];
-  snprintf(props, sizeof props, "{mode: '%s'}", argv[1]);
+  char props[256];
+  if (argv[1][0] == '{')
+    snprintf(props, sizeof props, "%s", argv[1]);
+  else
+    snprintf(props, sizeof props, "{mode: '%s'}", argv[1]);
   int launches = atoi(argv[3]);
   float a[N], b[N], ab[N];
   for (int i = 0; i < N; i++) {

@@ -3,6 +3,9 @@
 //
 //   vectors MODE OKL_FILE LAUNCHES
 //
+// MODE is a mode name (Serial, OpenMP) or the device's properties as
+// OCCA's JSON ("{mode: 'OpenCL', platform_id: 0, device_id: 0}").
+//
 // With N = 1000 floats and L = LAUNCHES, it makes:
 //   device setups      1 (MODE)
 //   allocations        3 x 4000 B with device.malloc (one with a source,
@@ -35,7 +38,7 @@ int main(int argc, char **argv) {
   const int n = 1000;
   bool ok = true;
   {
-    occa::device device({{"mode", mode}});
+    occa::device device = mode[0] == '{' ? occa::device(mode) : occa::device({{"mode", mode}});
     std::vector<float> a(n), b(n), ab(n, 0.0f);
     for (int i = 0; i < n; i++) {
       a[i] = float(i);
