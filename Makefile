@@ -96,6 +96,16 @@ test-occa: all
 bench-convert:
 	OCCA_BENCH_EVENTS=$${OCCA_BENCH_EVENTS:-10000000} $(GO) test -run XXX -bench . -benchtime 1x -timeout 30m ./formats/bench
 
+# Rewrites the committed generated files: the C tables (kinds, domains,
+# definition kinds, drop/trigger values, OCCA_TOOLS_ABI_VERSION) in
+# occa_tools.h and ot_internal.h from formats/trace/kinds.go and
+# runtime/abi/abi.go, and the OCCA adapter's operator() hooks. `go test ./...`
+# fails while either is stale.
+.PHONY: generate
+generate:
+	$(GO) run ./runtime/abi/gentables
+	$(GO) run ./runtime/occa/genops runtime/occa
+
 # The public header must compile as strict C99 and as C++.
 check-header:
 	@mkdir -p $(BUILD)/tests
@@ -147,6 +157,16 @@ $(CLOSEALL): tests/descriptors/closeall.c $(BUILD)/lib/libocca_tools.so
 $(CLOSEALL)-plain: tests/descriptors/closeall.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
+
+# The control API's domain and kind switches (tests/domains_test.go), a
+# source built as strict C99.
+DOMAINS = $(TEST_BIN)/domains
+test-programs: $(DOMAINS)
+
+$(DOMAINS): tests/control/domains.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c99 -pedantic -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
+	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(STRESS): tests/workload/stress.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)

@@ -5,16 +5,12 @@ import (
 	"runtime"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/runtime/abi"
 )
 
 // Version is the tool version, set at link time (-X main.Version=...; the
 // Makefile passes `git describe`, or the VERSION file of a release tarball).
 var Version = "dev"
-
-// abiVersion is OCCA_TOOLS_ABI_VERSION of runtime/include/occa_tools.h, the
-// callback ABI this release's runtime implements (cmd_version_test.go checks
-// that the two agree).
-const abiVersion = 20261122
 
 // soname is the runtime library's SONAME; it changes only with an
 // incompatible ABI (CONTRIBUTING.md, Versions).
@@ -38,7 +34,7 @@ func runVersion(env *Env, cmd *Command, args []string) error {
 		return usagef("unexpected argument %q", args[0])
 	}
 	fmt.Fprintf(env.Stdout, "occa-tools version %s\n", Version)
-	fmt.Fprintf(env.Stdout, "ABI version %d (%s)\n", abiVersion, soname)
+	fmt.Fprintf(env.Stdout, "ABI version %d (%s)\n", abi.Version, soname)
 	fmt.Fprintf(env.Stdout, "trace format version %d.%d\n", trace.FormatMajor, trace.FormatMinor)
 	fmt.Fprintf(env.Stdout, "built with %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil

@@ -1,7 +1,8 @@
 package trace
 
 // Kind numbers an event kind. Kinds 1..63 are timed events recorded on a
-// thread; they match occa_tools_event_kind_t in runtime/include/occa_tools.h.
+// thread; occa_tools_event_kind_t in runtime/include/occa_tools.h and the
+// runtime's other C tables are generated from this file (make generate).
 // Kinds 64 and up are definitions (names and object descriptions), which are
 // timeless and live in definition chunks. FORMAT.md describes both.
 type Kind uint8

@@ -17,15 +17,13 @@ import (
 	"github.com/libocca/occa-tools/filters"
 	"github.com/libocca/occa-tools/filters/config"
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/runtime/abi"
 	"github.com/libocca/occa-tools/runtime/procinfo"
 	"github.com/libocca/occa-tools/runtime/writer"
 )
 
 // Version is the tool version, set at link time (-X main.Version=...).
 var Version = "dev"
-
-// abiVersion matches OCCA_TOOLS_ABI_VERSION in occa_tools.h.
-const abiVersion = 20261122
 
 var core struct {
 	prog *filters.Program
@@ -294,7 +292,7 @@ func header(h cHost, cfg *config.Config, info *procinfo.Info, start time.Time, u
 		Executable:  info.Executable,
 		Cmdline:     info.Cmdline,
 		ToolVersion: Version,
-		ABIVersion:  abiVersion,
+		ABIVersion:  abi.Version,
 		ConfigPath:  cfg.Name,
 		ConfigText:  cfg.Text,
 		BufferSize:  cfg.Output.BufferSize,

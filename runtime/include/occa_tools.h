@@ -60,7 +60,10 @@ extern "C" {
 
 /* The ABI version is the date (YYYYMMDD) of the last change to this file's
  * contract. A tool accepts sources built against the same or an older ABI. */
+/* BEGIN GENERATED abi-version: made by runtime/abi/gentables from formats/trace/kinds.go and
+ * runtime/abi/abi.go; do not edit, change those and run `make generate`. */
 #define OCCA_TOOLS_ABI_VERSION 20261122u
+/* END GENERATED abi-version */
 
 #if defined(__GNUC__)
 #define OCCA_TOOLS_API __attribute__((visibility("default")))
@@ -99,6 +102,8 @@ typedef enum occa_tools_status {
   OCCA_TOOLS_FAILED = 1
 } occa_tools_status_t;
 
+/* BEGIN GENERATED kinds: made by runtime/abi/gentables from formats/trace/kinds.go and
+ * runtime/abi/abi.go; do not edit, change those and run `make generate`. */
 /* Domains group event kinds so a source or the config can switch a whole
  * area on or off. */
 typedef enum occa_tools_domain {
@@ -110,59 +115,59 @@ typedef enum occa_tools_domain {
   OCCA_TOOLS_DOMAIN_STREAM = 5, /* stream create, set */
   OCCA_TOOLS_DOMAIN_SYNC = 6,   /* stream and device finish */
   OCCA_TOOLS_DOMAIN_USER = 7,   /* user regions and markers */
-  OCCA_TOOLS_DOMAIN_TOOL = 8,   /* the tool's own events: drops, triggers */
+  OCCA_TOOLS_DOMAIN_TOOL = 8,   /* the tool's own events: drops, triggers, fork */
   OCCA_TOOLS_DOMAIN_OPENMP = 9, /* OpenMP regions, tasks and syncs (the OMPT tool) */
   OCCA_TOOLS_DOMAIN_COUNT = 10
 } occa_tools_domain_t;
 
 /* Every event kind, numbered as in the trace format (formats/trace/FORMAT.md).
- * Numbers are stable: new kinds are added at the end. */
+ * Numbers are stable: new kinds are added at the end. Each comment gives the
+ * kind's domain and the arguments of its record. */
 typedef enum occa_tools_event_kind {
-  OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN = 1,
-  OCCA_TOOLS_EVENT_DEVICE_SETUP_END = 2,
-  OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN = 3,
-  OCCA_TOOLS_EVENT_MEMORY_ALLOC_END = 4,
-  OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN = 5,
-  OCCA_TOOLS_EVENT_MEMORY_FREE_END = 6,
-  OCCA_TOOLS_EVENT_COPY_BEGIN = 7,
-  OCCA_TOOLS_EVENT_COPY_END = 8,
-  OCCA_TOOLS_EVENT_BUILD_BEGIN = 9,
-  OCCA_TOOLS_EVENT_BUILD_END = 10,
-  OCCA_TOOLS_EVENT_RUN_BEGIN = 11,
-  OCCA_TOOLS_EVENT_RUN_END = 12,
-  OCCA_TOOLS_EVENT_DEVICE_TIME = 13,
-  OCCA_TOOLS_EVENT_STREAM_CREATE = 14,
-  OCCA_TOOLS_EVENT_STREAM_SET = 15,
-  OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN = 16,
-  OCCA_TOOLS_EVENT_STREAM_FINISH_END = 17,
-  OCCA_TOOLS_EVENT_DEVICE_FINISH_BEGIN = 18,
-  OCCA_TOOLS_EVENT_DEVICE_FINISH_END = 19,
-  OCCA_TOOLS_EVENT_REGION_PUSH = 20,
-  OCCA_TOOLS_EVENT_REGION_POP = 21,
-  OCCA_TOOLS_EVENT_MARKER = 22,
-  OCCA_TOOLS_EVENT_DROPPED = 23, /* tool: events lost, with count and reason */
-  OCCA_TOOLS_EVENT_TRIGGER = 24, /* tool: a trigger opened or closed a window */
-  OCCA_TOOLS_EVENT_FORK = 25,    /* tool: the process forked (child untraced) */
-  /* OpenMP, recorded by the runtime's own OMPT tool (no source calls them;
-   * see formats/trace/FORMAT.md for their arguments). */
-  OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN = 26,
-  OCCA_TOOLS_EVENT_OMP_THREAD_END = 27,
-  OCCA_TOOLS_EVENT_OMP_PARALLEL_BEGIN = 28,
-  OCCA_TOOLS_EVENT_OMP_PARALLEL_END = 29,
-  OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN = 30,
-  OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_END = 31,
-  OCCA_TOOLS_EVENT_OMP_WORK_BEGIN = 32,
-  OCCA_TOOLS_EVENT_OMP_WORK_END = 33,
-  OCCA_TOOLS_EVENT_OMP_SYNC_BEGIN = 34,
-  OCCA_TOOLS_EVENT_OMP_SYNC_END = 35,
-  OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_BEGIN = 36,
-  OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_END = 37,
-  OCCA_TOOLS_EVENT_OMP_TASK_CREATE = 38,
-  OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE = 39,
-  OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE = 40, /* a dependence pair: source, sink */
-  OCCA_TOOLS_EVENT_OMP_TASK_DEPEND = 41,     /* one depend clause item of a task */
+  OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN = 1,       /* device: corr, mode, index, properties */
+  OCCA_TOOLS_EVENT_DEVICE_SETUP_END = 2,         /* device: corr, device, status */
+  OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN = 3,       /* memory: corr, device, bytes, tag */
+  OCCA_TOOLS_EVENT_MEMORY_ALLOC_END = 4,         /* memory: corr, memory, address, status */
+  OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN = 5,        /* memory: corr, memory, device, bytes */
+  OCCA_TOOLS_EVENT_MEMORY_FREE_END = 6,          /* memory: corr, status */
+  OCCA_TOOLS_EVENT_COPY_BEGIN = 7,               /* copy: corr, direction, src, dst, bytes, stream */
+  OCCA_TOOLS_EVENT_COPY_END = 8,                 /* copy: corr, status */
+  OCCA_TOOLS_EVENT_BUILD_BEGIN = 9,              /* build: corr, device, name, source, properties, properties_hash */
+  OCCA_TOOLS_EVENT_BUILD_END = 10,               /* build: corr, kernel, cache, status */
+  OCCA_TOOLS_EVENT_RUN_BEGIN = 11,               /* kernel: corr, kernel, device, stream */
+  OCCA_TOOLS_EVENT_RUN_END = 12,                 /* kernel: corr, status */
+  OCCA_TOOLS_EVENT_DEVICE_TIME = 13,             /* kernel: corr, start, end */
+  OCCA_TOOLS_EVENT_STREAM_CREATE = 14,           /* stream: device, stream */
+  OCCA_TOOLS_EVENT_STREAM_SET = 15,              /* stream: device, stream */
+  OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN = 16,     /* sync: corr, stream */
+  OCCA_TOOLS_EVENT_STREAM_FINISH_END = 17,       /* sync: corr */
+  OCCA_TOOLS_EVENT_DEVICE_FINISH_BEGIN = 18,     /* sync: corr, device */
+  OCCA_TOOLS_EVENT_DEVICE_FINISH_END = 19,       /* sync: corr */
+  OCCA_TOOLS_EVENT_REGION_PUSH = 20,             /* user: name */
+  OCCA_TOOLS_EVENT_REGION_POP = 21,              /* user: name */
+  OCCA_TOOLS_EVENT_MARKER = 22,                  /* user: name */
+  OCCA_TOOLS_EVENT_DROPPED = 23,                 /* tool: count, reason, since */
+  OCCA_TOOLS_EVENT_TRIGGER = 24,                 /* tool: window, action, cause */
+  OCCA_TOOLS_EVENT_FORK = 25,                    /* tool */
+  OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN = 26,        /* openmp: corr, thread_type */
+  OCCA_TOOLS_EVENT_OMP_THREAD_END = 27,          /* openmp: corr */
+  OCCA_TOOLS_EVENT_OMP_PARALLEL_BEGIN = 28,      /* openmp: corr, parent_task, requested_team, flags, launch */
+  OCCA_TOOLS_EVENT_OMP_PARALLEL_END = 29,        /* openmp: corr */
+  OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_BEGIN = 30, /* openmp: corr, parallel, thread_num, team_size, launch */
+  OCCA_TOOLS_EVENT_OMP_IMPLICIT_TASK_END = 31,   /* openmp: corr */
+  OCCA_TOOLS_EVENT_OMP_WORK_BEGIN = 32,          /* openmp: corr, work_type, parallel, task, count */
+  OCCA_TOOLS_EVENT_OMP_WORK_END = 33,            /* openmp: corr */
+  OCCA_TOOLS_EVENT_OMP_SYNC_BEGIN = 34,          /* openmp: corr, sync_kind, parallel, task */
+  OCCA_TOOLS_EVENT_OMP_SYNC_END = 35,            /* openmp: corr */
+  OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_BEGIN = 36,     /* openmp: corr, sync_kind, parallel, task */
+  OCCA_TOOLS_EVENT_OMP_SYNC_WAIT_END = 37,       /* openmp: corr */
+  OCCA_TOOLS_EVENT_OMP_TASK_CREATE = 38,         /* openmp: task, parent_task, flags, has_dependences, launch */
+  OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE = 39,       /* openmp: prior_task, prior_status, next_task */
+  OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE = 40,     /* openmp: src_task, sink_task */
+  OCCA_TOOLS_EVENT_OMP_TASK_DEPEND = 41,         /* openmp: task, address, dependence_type */
   OCCA_TOOLS_EVENT_KIND_COUNT = 42
 } occa_tools_event_kind_t;
+/* END GENERATED kinds */
 
 /* Direction of a copy. */
 typedef enum occa_tools_copy_direction {

@@ -41,7 +41,7 @@ static ot_buf *full_fifo;           /* writer only: popped batch, oldest first *
 static _Atomic uint32_t next_thread_index = 1;
 static _Atomic uint32_t live_threads;
 static ot_thread *_Atomic all_threads; /* every struct ever made; exited ones are reused */
-static _Atomic uint64_t dropped[8];
+static _Atomic uint64_t dropped[OT_DROP_COUNTERS];
 /* The writer sleeps on this word; threads bump it and wake the writer. A
  * futex, not a descriptor: the application may close every descriptor it did
  * not open (fds.c), and waking a futex is async-signal-safe. */
@@ -60,7 +60,7 @@ static uint32_t cap_of(const ot_buf *b) {
 }
 
 void ot_count_drop(unsigned reason, uint64_t n) {
-  if (reason < 8)
+  if (reason < OT_DROP_COUNTERS)
     atomic_fetch_add_explicit(&dropped[reason], n, memory_order_relaxed);
 }
 
@@ -393,7 +393,7 @@ uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
   int st = atomic_load_explicit(&ot_state, memory_order_relaxed);
   if (st != OT_STATE_ACTIVE) {
     if (st == OT_STATE_SHUTDOWN)
-      ot_count_drop(OT_DROP_SHUTDOWN, 1);
+      ot_count_drop(OT_DROP_AFTER_SHUTDOWN, 1);
     return NULL;
   }
   if (t->buf && still_mine(t)) {
@@ -584,7 +584,7 @@ void ot_host_release(const ot_span_t *span) {
 
 void ot_host_counters(ot_counters_t *out) {
   memset(out, 0, sizeof *out);
-  for (int i = 0; i < 8; i++)
+  for (unsigned i = 0; i < OT_DROP_COUNTERS; i++)
     out->dropped[i] = atomic_load_explicit(&dropped[i], memory_order_relaxed);
   out->threads = atomic_load(&next_thread_index) - 1;
   out->buffers_used = atomic_load(&buffers_allocated);

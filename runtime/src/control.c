@@ -147,36 +147,7 @@ int occa_tools_tag_memory(const void *address, const char *tag) {
   return rc;
 }
 
-static const uint64_t domain_kinds[OCCA_TOOLS_DOMAIN_COUNT] = {
-    [OCCA_TOOLS_DOMAIN_DEVICE] =
-        KIND_BIT(OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN) | KIND_BIT(OCCA_TOOLS_EVENT_DEVICE_SETUP_END),
-    [OCCA_TOOLS_DOMAIN_MEMORY] = KIND_BIT(OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN) |
-                                 KIND_BIT(OCCA_TOOLS_EVENT_MEMORY_ALLOC_END) |
-                                 KIND_BIT(OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN) |
-                                 KIND_BIT(OCCA_TOOLS_EVENT_MEMORY_FREE_END),
-    [OCCA_TOOLS_DOMAIN_COPY] =
-        KIND_BIT(OCCA_TOOLS_EVENT_COPY_BEGIN) | KIND_BIT(OCCA_TOOLS_EVENT_COPY_END),
-    [OCCA_TOOLS_DOMAIN_BUILD] =
-        KIND_BIT(OCCA_TOOLS_EVENT_BUILD_BEGIN) | KIND_BIT(OCCA_TOOLS_EVENT_BUILD_END),
-    [OCCA_TOOLS_DOMAIN_KERNEL] = KIND_BIT(OCCA_TOOLS_EVENT_RUN_BEGIN) |
-                                 KIND_BIT(OCCA_TOOLS_EVENT_RUN_END) |
-                                 KIND_BIT(OCCA_TOOLS_EVENT_DEVICE_TIME),
-    [OCCA_TOOLS_DOMAIN_STREAM] =
-        KIND_BIT(OCCA_TOOLS_EVENT_STREAM_CREATE) | KIND_BIT(OCCA_TOOLS_EVENT_STREAM_SET),
-    [OCCA_TOOLS_DOMAIN_SYNC] = KIND_BIT(OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN) |
-                               KIND_BIT(OCCA_TOOLS_EVENT_STREAM_FINISH_END) |
-                               KIND_BIT(OCCA_TOOLS_EVENT_DEVICE_FINISH_BEGIN) |
-                               KIND_BIT(OCCA_TOOLS_EVENT_DEVICE_FINISH_END),
-    [OCCA_TOOLS_DOMAIN_USER] = KIND_BIT(OCCA_TOOLS_EVENT_REGION_PUSH) |
-                               KIND_BIT(OCCA_TOOLS_EVENT_REGION_POP) |
-                               KIND_BIT(OCCA_TOOLS_EVENT_MARKER),
-    [OCCA_TOOLS_DOMAIN_TOOL] = KIND_BIT(OCCA_TOOLS_EVENT_DROPPED) |
-                               KIND_BIT(OCCA_TOOLS_EVENT_TRIGGER) |
-                               KIND_BIT(OCCA_TOOLS_EVENT_FORK),
-    /* Kinds 26..41. */
-    [OCCA_TOOLS_DOMAIN_OPENMP] = ((KIND_BIT(OCCA_TOOLS_EVENT_OMP_TASK_DEPEND) << 1) - 1) &
-                                 ~((KIND_BIT(OCCA_TOOLS_EVENT_OMP_THREAD_BEGIN)) - 1),
-};
+static const uint64_t domain_kinds[OCCA_TOOLS_DOMAIN_COUNT] = OT_DOMAIN_KINDS;
 
 static int set_kinds(uint64_t bits, int enable) {
   if (!active())

@@ -32,7 +32,7 @@ static inline int inactive(void) {
   if (OT_LIKELY(st == OT_STATE_ACTIVE))
     return 0;
   if (st == OT_STATE_SHUTDOWN)
-    ot_count_drop(OT_DROP_SHUTDOWN, 1);
+    ot_count_drop(OT_DROP_AFTER_SHUTDOWN, 1);
   return 1;
 }
 

@@ -32,7 +32,6 @@ extern "C" {
  * gave in CLOCK_MONOTONIC ns. The writer encodes them with trace.Batch's
  * AddFlat (formats/trace/flat.go), which reads this layout. */
 #define OT_REC_HEADER 16u
-#define OT_MAX_ARGS 6u
 
 /* ---- Definitions queue --------------------------------------------------- *
  * Definitions (trace kinds 64+: strings, devices, kernels, ...) go through
@@ -41,6 +40,12 @@ extern "C" {
  * that use it. Encoding of one entry:
  *   uint8 kind, uint8 nargs, uint16 pad, uint32 text_len,
  *   uint64 args[nargs], then text_len bytes of text (no NUL), padded to 8. */
+/* BEGIN GENERATED tables: made by runtime/abi/gentables from formats/trace/kinds.go and
+ * runtime/abi/abi.go; do not edit, change those and run `make generate`. */
+/* The most arguments any kind has (trace.MaxArgs). */
+#define OT_MAX_ARGS 6u
+
+/* Definition kinds (trace.Def*). */
 #define OT_DEF_STRING 64u
 #define OT_DEF_DEVICE 65u
 #define OT_DEF_KERNEL 66u
@@ -49,19 +54,53 @@ extern "C" {
 #define OT_DEF_MEMORY 69u
 #define OT_DEF_THREAD 70u
 
-/* Arguments of DROPPED and TRIGGER records; the same numbers as the Drop*,
- * Trigger* and Cause* constants of formats/trace/kinds.go. */
+/* Values of DROPPED's reason and TRIGGER's action and cause: trace.Drop*,
+ * trace.Trigger* and trace.Cause*, which say what each means. The comments
+ * give their names in the trace. */
 enum {
-  OT_DROP_BUFFER_FULL = 1,
-  OT_DROP_WRITE_ERROR = 2,
-  OT_DROP_STRING_TABLE = 3,
-  OT_DROP_DEFINITIONS = 4,
-  OT_DROP_SHUTDOWN = 5,
-  OT_DROP_REENTRANT = 6, /* a call made inside another (a signal handler) */
-  OT_DROP_TOO_DEEP = 7   /* region nesting beyond OT_REGION_MAX, OpenMP beyond OT_OMP_DEPTH */
+  OT_DROP_BUFFER_FULL = 1,           /* buffer_full */
+  OT_DROP_WRITE_ERROR = 2,           /* write_error */
+  OT_DROP_STRING_TABLE_FULL = 3,     /* string_table_full */
+  OT_DROP_DEFINITION_QUEUE_FULL = 4, /* definition_queue_full */
+  OT_DROP_AFTER_SHUTDOWN = 5,        /* after_shutdown */
+  OT_DROP_REENTRANT = 6,             /* reentrant */
+  OT_DROP_TOO_DEEP = 7               /* too_deep */
 };
-enum { OT_TRIGGER_OPEN = 1, OT_TRIGGER_CLOSE = 2, OT_TRIGGER_PAUSE = 3, OT_TRIGGER_RESUME = 4, OT_TRIGGER_BUDGET = 5 };
-enum { OT_CAUSE_LAUNCH = 1, OT_CAUSE_REGION = 2, OT_CAUSE_TIME = 3, OT_CAUSE_API = 4, OT_CAUSE_SIGNAL = 5, OT_CAUSE_BUDGET = 6 };
+enum {
+  OT_TRIGGER_OPEN = 1,   /* open */
+  OT_TRIGGER_CLOSE = 2,  /* close */
+  OT_TRIGGER_PAUSE = 3,  /* pause */
+  OT_TRIGGER_RESUME = 4, /* resume */
+  OT_TRIGGER_BUDGET = 5  /* budget */
+};
+enum {
+  OT_CAUSE_LAUNCH = 1, /* launch */
+  OT_CAUSE_REGION = 2, /* region */
+  OT_CAUSE_TIME = 3,   /* time */
+  OT_CAUSE_API = 4,    /* api */
+  OT_CAUSE_SIGNAL = 5, /* signal */
+  OT_CAUSE_BUDGET = 6  /* budget */
+};
+
+/* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */
+#define OT_DROP_COUNTERS 8u
+
+/* The event kinds of each domain, a bit per kind: the initializer of
+ * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */
+#define OT_DOMAIN_KINDS                                                   \
+  {                                                                       \
+    [OCCA_TOOLS_DOMAIN_DEVICE] = 0x0000000000000006ull, /* kinds 1-2 */   \
+    [OCCA_TOOLS_DOMAIN_MEMORY] = 0x0000000000000078ull, /* kinds 3-6 */   \
+    [OCCA_TOOLS_DOMAIN_COPY] = 0x0000000000000180ull, /* kinds 7-8 */     \
+    [OCCA_TOOLS_DOMAIN_BUILD] = 0x0000000000000600ull, /* kinds 9-10 */   \
+    [OCCA_TOOLS_DOMAIN_KERNEL] = 0x0000000000003800ull, /* kinds 11-13 */ \
+    [OCCA_TOOLS_DOMAIN_STREAM] = 0x000000000000c000ull, /* kinds 14-15 */ \
+    [OCCA_TOOLS_DOMAIN_SYNC] = 0x00000000000f0000ull, /* kinds 16-19 */   \
+    [OCCA_TOOLS_DOMAIN_USER] = 0x0000000000700000ull, /* kinds 20-22 */   \
+    [OCCA_TOOLS_DOMAIN_TOOL] = 0x0000000003800000ull, /* kinds 23-25 */   \
+    [OCCA_TOOLS_DOMAIN_OPENMP] = 0x000003fffc000000ull, /* kinds 26-41 */ \
+  }
+/* END GENERATED tables */
 
 /* Thread index 0 is the tool itself (writer-side events). */
 #define OT_TOOL_THREAD 0u
@@ -109,7 +148,7 @@ typedef struct ot_span {
 
 /* Counters the writer reads for the stats chunk. */
 typedef struct ot_counters {
-  uint64_t dropped[8];   /* per trace drop reason */
+  uint64_t dropped[OT_DROP_COUNTERS]; /* per trace drop reason */
   uint64_t strings;      /* interned strings */
   uint64_t threads;      /* threads seen */
   uint64_t buffers_used; /* buffers ever allocated */

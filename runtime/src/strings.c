@@ -82,7 +82,7 @@ ot_str *ot_intern(const char *s) {
   }
   pthread_mutex_unlock(&str_mu);
   if (!found)
-    ot_count_drop(OT_DROP_STRING_TABLE, 1);
+    ot_count_drop(OT_DROP_STRING_TABLE_FULL, 1);
   return found;
 }
 
@@ -99,7 +99,7 @@ void ot_def(unsigned kind, unsigned nargs, const uint64_t *args, const char *tex
     uint8_t *grown = cap <= DEFS_MAX ? realloc(defs, cap) : NULL;
     if (!grown) {
       pthread_mutex_unlock(&defs_mu);
-      ot_count_drop(OT_DROP_DEFINITIONS, 1);
+      ot_count_drop(OT_DROP_DEFINITION_QUEUE_FULL, 1);
       return;
     }
     defs = grown;

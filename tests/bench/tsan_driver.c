@@ -760,7 +760,7 @@ int main(int argc, char **argv) {
     fail("drops: %llu reported + %llu pending != %llu counted by the runtime",
          (unsigned long long)reported_total, (unsigned long long)pending_total,
          (unsigned long long)counted);
-  for (int r = 0; r < 8; r++)
+  for (int r = 0; r < (int)OT_DROP_COUNTERS; r++)
     if (r != OT_DROP_BUFFER_FULL && ctr.dropped[r])
       fail("runtime counted %llu drops of reason %d", (unsigned long long)ctr.dropped[r], r);
   if (!drop_mode && counted != 0)

@@ -29,7 +29,7 @@ func Header() *trace.Header {
 		Executable:  "/opt/app/bin/solver",
 		Cmdline:     []string{"solver", "--steps", "10", "in put.json"},
 		ToolVersion: "0.1.0-test",
-		ABIVersion:  20261122,
+		ABIVersion:  20261122, // a fixed value (the goldens hold it), not abi.Version
 		ConfigPath:  "/home/u/occa-tools.toml",
 		ConfigText:  "[output]\npath = \"trace-%r.occa\"\n",
 		BufferSize:  1 << 20,
