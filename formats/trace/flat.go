@@ -168,11 +168,10 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 		args := rec[flatHeader:size]
 		var differ uint16
 		for j := 0; j+8 <= len(args); j += 8 {
-			v := binary.LittleEndian.Uint64(args[j:])
-			if v != prev[j/8] {
+			if v := binary.LittleEndian.Uint64(args[j:]); v != prev[j/8] {
 				differ |= 1 << (j / 8)
+				prev[j/8] = v
 			}
-			prev[j/8] = v
 		}
 		same := ki.hasRef && differ&ki.refs == 0
 		h := i
