@@ -84,7 +84,8 @@ test: all test-programs check-header
 # programs (tests/occa/programs) in Serial, OpenMP and OpenCL (when OCCA has
 # it and an OpenCL device answers, e.g. POCL; otherwise those tests skip
 # saying why) under occa-prof, their traces checked exactly, also of
-# programs that crash.
+# programs that crash; on every supported OCCA (1.x and nekRS's copy too)
+# the stand-in's version scenario (tests/occa-standin/driver_versions.cpp).
 .PHONY: test-occa
 test-occa: all
 	@test -n "$(OCCA_DIR)" || { echo "test-occa: set OCCA_DIR to an OCCA installation (include/occa.hpp, lib/libocca.so)"; exit 2; }

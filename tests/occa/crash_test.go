@@ -17,6 +17,7 @@ import (
 // handlers by then (the real case of the uncaught exception that left no
 // trace); Serial gets LLVM-like ones from the program ("llvm").
 func TestCrash(t *testing.T) {
+	needOCCA2(t)
 	config, _ := filepath.Abs("../../configs/default.toml")
 	for _, m := range modes("Serial", "OpenCL") {
 		for _, cc := range occatest.CrashCases {
@@ -45,6 +46,7 @@ func TestCrash(t *testing.T) {
 // launch): the trace is complete, the launch that crashed has a begin and
 // no end, and occa-prof names it.
 func TestCrashInKernel(t *testing.T) {
+	needOCCA2(t)
 	config, _ := filepath.Abs("../../configs/default.toml")
 	c := &occatest.Crash{Program: filepath.Join(bin, "crash"), Args: []string{"Serial", okl, strconv.Itoa(launches), "kernel-segv"},
 		Mode: "Serial", Launches: launches, How: "kernel-segv", Signal: syscall.SIGSEGV, Build: filepath.Dir(filepath.Dir(occaProf)),

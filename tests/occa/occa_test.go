@@ -4,6 +4,10 @@
 //
 //	OCCA_DIR=/opt/occa make test-occa
 //
+// Every OCCA the adapter supports runs TestVersionScenario (the stand-in's
+// tests/occa-standin/driver_versions.cpp, built against it); the other
+// programs use OCCA 2.0's API and skip, saying so, on OCCA 1.x.
+//
 // Modes: Serial and OpenMP, and OpenCL when OCCA was built with it
 // (OCCA_ENABLE_OPENCL) and an OpenCL platform answers (POCL on a CPU will
 // do: Debian's pocl-opencl-icd); otherwise the OpenCL tests skip, saying
@@ -35,7 +39,11 @@ var (
 	occaProf string
 	bin      string // the compiled programs
 	okl      string // programs/addVectors.okl
-	busyOKL  string // programs/busy.okl
+	// version is OCCA_VERSION of the install's headers (major*10000 +
+	// minor*100 + patch); nekRS says they are nekRS's bundled copy.
+	version int
+	nekRS   bool
+	busyOKL string // programs/busy.okl
 
 	// openCL is the OpenCL device's properties, or "" when noOpenCL says
 	// why there is none.
@@ -60,6 +68,12 @@ func TestMain(m *testing.M) {
 	okl, _ = filepath.Abs("programs/addVectors.okl")
 	busyOKL, _ = filepath.Abs("programs/busy.okl")
 	var err error
+	if version, nekRS, err = readVersion(); err != nil {
+		fmt.Fprintln(os.Stderr, "tests/occa:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "tests/occa: OCCA %d.%d.%d%s\n", version/10000, version/100%100, version%100,
+		map[bool]string{true: " (nekRS's bundled copy)"}[nekRS])
 	if bin, err = os.MkdirTemp("", "occa-programs-"); err == nil {
 		err = compile()
 	}
@@ -76,14 +90,52 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// readVersion reads OCCA_VERSION from the install's headers, and whether
+// they are nekRS's copy (its occa::kernel carries a hash_t member).
+func readVersion() (int, bool, error) {
+	inc := filepath.Join(occaDir, "include", "occa")
+	defs, err := os.ReadFile(filepath.Join(inc, "defines", "occa.hpp"))
+	if err != nil {
+		return 0, false, fmt.Errorf("cannot read OCCA's version: %v (is OCCA_DIR an OCCA install?)", err)
+	}
+	v := 0
+	for _, line := range strings.Split(string(defs), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "#define" && f[1] == "OCCA_VERSION" {
+			v, err = strconv.Atoi(f[2])
+		}
+	}
+	if v == 0 || err != nil {
+		return 0, false, fmt.Errorf("%s has no numeric OCCA_VERSION", filepath.Join(inc, "defines", "occa.hpp"))
+	}
+	kernel, _ := os.ReadFile(filepath.Join(inc, "core", "kernel.hpp"))
+	return v, strings.Contains(string(kernel), "hash_t hash_"), nil
+}
+
+// needOCCA2 skips a test whose program uses OCCA 2.0's API.
+func needOCCA2(t *testing.T) {
+	if version < 20000 {
+		t.Skipf("its program uses OCCA 2.0's API; this is OCCA %d.%d (TestVersionScenario covers it)", version/10000, version/100%100)
+	}
+}
+
 func compile() error {
 	inc, lib := filepath.Join(occaDir, "include"), filepath.Join(occaDir, "lib")
 	cxx, cc := env("CXX", "c++"), env("CC", "cc")
-	var cmds [][]string
-	for _, p := range []string{"vectors", "streams", "crash", "clprobe"} {
-		cmds = append(cmds, []string{cxx, "-std=c++17", "-O2", "-I" + inc, "programs/" + p + ".cpp", "-o", filepath.Join(bin, p)})
+	versions := []string{cxx, "-std=c++17", "-O2", "-I" + inc, "-DOCCA_STANDIN_VERSION=" + strconv.Itoa(version),
+		"../occa-standin/driver_versions.cpp", "-o", filepath.Join(bin, "versions")}
+	if nekRS {
+		versions = append(versions, "-DOCCA_STANDIN_NEKRS")
 	}
-	cmds = append(cmds, []string{cc, "-std=c99", "-O2", "-I" + inc, "programs/capi.c", "-o", filepath.Join(bin, "capi")})
+	cmds := [][]string{versions}
+	if err := copyFile(okl, filepath.Join(bin, "addVectors.okl")); err != nil {
+		return err
+	}
+	if version >= 20000 {
+		for _, p := range []string{"vectors", "streams", "crash", "clprobe"} {
+			cmds = append(cmds, []string{cxx, "-std=c++17", "-O2", "-I" + inc, "programs/" + p + ".cpp", "-o", filepath.Join(bin, p)})
+		}
+		cmds = append(cmds, []string{cc, "-std=c99", "-O2", "-I" + inc, "programs/capi.c", "-o", filepath.Join(bin, "capi")})
+	}
 	for _, c := range cmds {
 		args := append(c[1:], "-L"+lib, "-locca", "-Wl,-rpath,"+lib)
 		if out, err := exec.Command(c[0], args...).CombinedOutput(); err != nil {
@@ -93,9 +145,21 @@ func compile() error {
 	return nil
 }
 
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, b, 0o644)
+	}
+	return err
+}
+
 // findOpenCL sets openCL, or noOpenCL to the reason there is none: OCCA
-// built without OpenCL, or no OpenCL device (programs/clprobe.cpp).
+// built without OpenCL, OCCA 1.x, or no OpenCL device (programs/clprobe.cpp).
 func findOpenCL() {
+	if version < 20000 {
+		noOpenCL = "the OpenCL tests' programs use OCCA 2.0's API"
+		return
+	}
 	defs, err := os.ReadFile(filepath.Join(occaDir, "include", "occa", "defines", "compiledDefines.hpp"))
 	if err != nil {
 		noOpenCL = fmt.Sprintf("cannot tell whether OCCA has OpenCL: %v", err)
@@ -174,6 +238,7 @@ func command(t *testing.T, args, env []string) *exec.Cmd {
 const launches = 7
 
 func TestVectors(t *testing.T) {
+	needOCCA2(t)
 	for _, m := range modes("Serial", "OpenMP", "OpenCL") {
 		mode := m[0]
 		t.Run(mode, func(t *testing.T) {
@@ -245,6 +310,7 @@ func checkVectors(t *testing.T, cp *occatest.Capture, mode string) {
 }
 
 func TestCAPI(t *testing.T) {
+	needOCCA2(t)
 	for _, m := range modes("Serial", "OpenMP", "OpenCL") {
 		mode := m[0]
 		t.Run(mode, func(t *testing.T) {
@@ -274,6 +340,7 @@ func TestCAPI(t *testing.T) {
 // LLVM's libomp, whose OMPT callbacks the runtime records: every launch
 // holds one parallel region whose events carry the launch's correlation id.
 func TestOpenMPInsideLaunches(t *testing.T) {
+	needOCCA2(t)
 	if _, err := exec.LookPath("clang++"); err != nil {
 		t.Skip("no clang++: OCCA's OpenMP kernels would use libgomp, which has no OMPT")
 	}
@@ -314,4 +381,30 @@ func TestOpenMPInsideLaunches(t *testing.T) {
 				id, launch, runs[launch], tasks[id])
 		}
 	}
+}
+
+// The scenario the adapter's tests run against each stand-in variant,
+// against this OCCA: exact counts and bytes for its version (copy counts in
+// bytes before 2.0), its pool, nekRS's split builds, and no warning.
+func TestVersionScenario(t *testing.T) {
+	const n = 5
+	dir := t.TempDir()
+	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache")}
+	out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet"}, filepath.Join(bin, "versions"), "-n", strconv.Itoa(n))
+	if err != nil {
+		t.Fatalf("%v; printed %q", err, out)
+	}
+	warns := occatest.WarnLine.FindAllString(out, -1)
+	if rest := occatest.WarnLine.ReplaceAllString(out, ""); strings.TrimLeft(rest, "\n") != "ok\n" || len(files) != 1 {
+		t.Fatalf("printed %q with %d traces, want the adapter's warn lines, \"ok\" and 1 trace", out, len(files))
+	}
+	cp, err := occatest.Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := occatest.ReadEvents(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	occatest.ScenarioFor(version, nekRS).Check(t, n, cp, ev, warns)
 }

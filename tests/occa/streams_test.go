@@ -35,6 +35,7 @@ func streamsFigures(out string) (wall, launch int64, ok bool) {
 // untraced and traced, are logged as figures (not asserted: a test may not
 // depend on the machine being quiet). Serial, synchronous, is the baseline.
 func TestStreams(t *testing.T) {
+	needOCCA2(t)
 	for _, m := range modes("Serial", "OpenCL") {
 		mode := m[0]
 		t.Run(mode, func(t *testing.T) {
