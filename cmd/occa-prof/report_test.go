@@ -11,6 +11,7 @@ import (
 
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
+	"github.com/libocca/occa-tools/tests/occatest"
 )
 
 // smallTrace writes tracetest's small trace (pid 4242: launches axpy 2, dot
@@ -39,24 +40,6 @@ const (
 	earlyLine = "occa-prof: warning: solver-node7-r3-p4242.occatrace ends early (no final stats: the process ended before the runtime's final flush); the profile holds what reached the file\n"
 )
 
-// tableRows returns the kernel table's rows as "name calls".
-func tableRows(stdout string) []string {
-	var rows []string
-	in := false
-	for _, l := range strings.Split(stdout, "\n") {
-		f := strings.Fields(l)
-		switch {
-		case len(f) >= 2 && f[0] == "kernel" && f[1] == "calls":
-			in = true
-		case in && strings.HasPrefix(l, "  ") && len(f) >= 2:
-			rows = append(rows, f[0]+" "+f[1])
-		default:
-			in = false
-		}
-	}
-	return rows
-}
-
 // A program that died of a signal: one warning line, and the table of what
 // the trace holds. A trace cut short (no final stats, or cut inside its
 // last chunk) is read as far as it goes, with a warning naming it.
@@ -77,7 +60,7 @@ func TestReportAfterCrash(t *testing.T) {
 			dir := t.TempDir()
 			smallTrace(t, dir, tc.noClose, tc.cut)
 			stdout, stderr := runReport(dir, &result{pid: 4242, signal: syscall.SIGSEGV})
-			if got, want := strings.Join(tableRows(stdout), ","), "axpy 2,dot 1,norm 1"; got != want {
+			if got, want := strings.Join(occatest.TableRows(stdout), ","), "axpy 2,dot 1,norm 1"; got != want {
 				t.Errorf("table rows %q, want %q; stdout:\n%s", got, want, stdout)
 			}
 			if stderr != tc.stderr {
@@ -105,7 +88,7 @@ func TestReportNoLaunches(t *testing.T) {
 		t.Errorf("activity %q, want %q", got, want)
 	}
 	stdout, stderr := runReport(dir, &result{pid: 4242})
-	if stderr != "" || len(tableRows(stdout)) != 3 {
+	if stderr != "" || len(occatest.TableRows(stdout)) != 3 {
 		t.Errorf("clean run: stderr %q, stdout:\n%s", stderr, stdout)
 	}
 }
@@ -147,7 +130,7 @@ func TestReportUnendedLaunch(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr := runReport(dir, &result{pid: 4242, signal: syscall.SIGSEGV})
-	if rows := tableRows(stdout); len(rows) != 1 || rows[0] != "dot 1" {
+	if rows := occatest.TableRows(stdout); len(rows) != 1 || rows[0] != "dot 1" {
 		t.Errorf("table rows %v, want [dot 1]", rows)
 	}
 	if want := "\nocca-prof: launches that had not returned when the trace ended: axpy 1\n"; !strings.HasSuffix(stdout, want) {

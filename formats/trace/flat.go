@@ -176,14 +176,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 		same := ki.hasRef && differ&ki.refs == 0
 		h := i
 		head := byte(k)
-		i++
-		for delta >= 0x80 {
-			buf[i] = byte(delta) | 0x80
-			delta >>= 7
-			i++
-		}
-		buf[i] = byte(delta)
-		i++
+		i = putUvarint(buf, i+1, delta)
 		if same && ki.times == 0 && ki.corr <= 0 {
 			head |= flagS
 			if ki.corr == 0 { // the common event
@@ -194,14 +187,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 				if v == want {
 					head |= flagC
 				} else {
-					d := zigzag(int64(v - corr))
-					for d >= 0x80 {
-						buf[i] = byte(d) | 0x80
-						d >>= 7
-						i++
-					}
-					buf[i] = byte(d)
-					i++
+					i = putUvarint(buf, i, zigzag(int64(v-corr)))
 				}
 				corr = v
 			}
@@ -238,13 +224,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 					continue
 				}
 			}
-			for v >= 0x80 {
-				buf[i] = byte(v) | 0x80
-				v >>= 7
-				i++
-			}
-			buf[i] = byte(v)
-			i++
+			i = putUvarint(buf, i, v)
 		}
 		buf[h] = head
 		off += size

@@ -47,16 +47,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := parseTxtar(data)
-			stored, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(string(a.file("trace.b64")), "\n", ""))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := string(a.file("dump"))
+			stored, want := readGolden(t, path)
 			if got := string(dumpString(stored)); got != want {
 				t.Errorf("dump of the stored trace differs:\n%s", diffLines(got, want))
 			}
@@ -77,20 +68,27 @@ func TestGoldenOlderFormats(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(path, func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := parseTxtar(data)
-			stored, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(string(a.file("trace.b64")), "\n", ""))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := string(dumpString(stored)), string(a.file("dump")); got != want {
+			stored, want := readGolden(t, path)
+			if got := string(dumpString(stored)); got != want {
 				t.Errorf("dump differs:\n%s", diffLines(got, want))
 			}
 		})
 	}
+}
+
+// readGolden returns the trace a golden file stores and its dump.
+func readGolden(t *testing.T, path string) (stored []byte, dump string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := parseTxtar(data)
+	stored, err = base64.StdEncoding.DecodeString(strings.ReplaceAll(string(a.file("trace.b64")), "\n", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored, string(a.file("dump"))
 }
 
 // dumpString returns Dump's output, then "error: ..." if it failed.

@@ -146,21 +146,31 @@ static void final_flush(void) {
   }
 }
 
-static void on_dying_signal(int sig, siginfo_t *info, void *uc) {
-  (void)info;
-  (void)uc;
-  int saved_errno = errno;
-  /* The disposition is default: the signal ends the process. */
+/* The final flush, then sig's default action back in place. */
+static void flush_then_default(int sig) {
   final_flush();
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   real_sigaction(sig, &dfl, NULL);
+}
+
+/* Sends sig again, unblocked: with the default action it ends the process. */
+static void raise_again(int sig) {
   sigset_t one;
   sigemptyset(&one);
   sigaddset(&one, sig);
   pthread_sigmask(SIG_UNBLOCK, &one, NULL);
   raise(sig);
+}
+
+static void on_dying_signal(int sig, siginfo_t *info, void *uc) {
+  (void)info;
+  (void)uc;
+  int saved_errno = errno;
+  /* The disposition is default: the signal ends the process. */
+  flush_then_default(sig);
+  raise_again(sig);
   errno = saved_errno;
 }
 
@@ -453,22 +463,14 @@ OT_EXPORT void abort(void) {
 static void on_fault(int sig, siginfo_t *info, void *uc) {
   (void)uc;
   int saved_errno = errno;
-  final_flush();
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  real_sigaction(sig, &dfl, NULL);
+  flush_then_default(sig);
   errno = saved_errno;
   /* A fault (si_code > 0) happens again when the handler returns, now with
    * the default action: the core dump and the parent see the real one. A
    * sent signal is sent again. */
   if (info && info->si_code > 0)
     return;
-  sigset_t one;
-  sigemptyset(&one);
-  sigaddset(&one, sig);
-  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-  raise(sig);
+  raise_again(sig);
 }
 
 /* Before the Go core loads: on_fault becomes the handler that Go's passes

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/tests/occatest"
@@ -33,33 +32,10 @@ var variants = []variant{
 	}}},
 }
 
-// profileVersion runs the variant's driver under occa-prof and returns its
-// trace, its raw events, and the adapter's warn lines.
+// profileVersion runs the variant's driver under occa-prof.
 func profileVersion(t *testing.T, v variant, args ...string) (*occatest.Capture, *occatest.Events, []string) {
 	t.Helper()
-	dir := t.TempDir()
-	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache")}
-	out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet"},
-		append([]string{filepath.Join(standin, v.dir, "occa-standin-versions")}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	warns := occatest.WarnLine.FindAllString(out, -1)
-	if rest := occatest.WarnLine.ReplaceAllString(out, ""); strings.TrimLeft(rest, "\n") != "ok\n" {
-		t.Fatalf("%s: printed %q, want the adapter's warn lines and \"ok\\n\"", v.dir, out)
-	}
-	if len(files) != 1 {
-		t.Fatalf("%s: want 1 trace, got %v", v.dir, files)
-	}
-	cp, err := occatest.Read(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := occatest.ReadEvents(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cp, ev, warns
+	return occatest.ProfileScenario(t, occaProf, filepath.Join(standin, v.dir, "occa-standin-versions"), args...)
 }
 
 // Every supported OCCA, each through its own stand-in: exact counts and

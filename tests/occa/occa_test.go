@@ -388,23 +388,6 @@ func TestOpenMPInsideLaunches(t *testing.T) {
 // bytes before 2.0), its pool, nekRS's split builds, and no warning.
 func TestVersionScenario(t *testing.T) {
 	const n = 5
-	dir := t.TempDir()
-	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache")}
-	out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet"}, filepath.Join(bin, "versions"), "-n", strconv.Itoa(n))
-	if err != nil {
-		t.Fatalf("%v; printed %q", err, out)
-	}
-	warns := occatest.WarnLine.FindAllString(out, -1)
-	if rest := occatest.WarnLine.ReplaceAllString(out, ""); strings.TrimLeft(rest, "\n") != "ok\n" || len(files) != 1 {
-		t.Fatalf("printed %q with %d traces, want the adapter's warn lines, \"ok\" and 1 trace", out, len(files))
-	}
-	cp, err := occatest.Read(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := occatest.ReadEvents(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp, ev, warns := occatest.ProfileScenario(t, occaProf, filepath.Join(bin, "versions"), "-n", strconv.Itoa(n))
 	occatest.ScenarioFor(version, nekRS).Check(t, n, cp, ev, warns)
 }

@@ -1,6 +1,7 @@
 package occatest
 
 import (
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -40,6 +41,32 @@ func ScenarioFor(version int, nekrs bool) Scenario {
 
 // WarnLine matches the adapter's warn lines in a program's output.
 var WarnLine = regexp.MustCompile(`(?m)^.*WRN occa-tools: OCCA adapter: .*$`)
+
+// ProfileScenario runs driver (a build of driver_versions.cpp) with args
+// under occa-prof and returns its trace, its raw events, and the adapter's
+// warn lines; anything else printed, or other than one trace, fails t.
+func ProfileScenario(t *testing.T, occaProf, driver string, args ...string) (*Capture, *Events, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache")}
+	out, files, err := Profile(t, occaProf, dir, env, []string{"--quiet"}, append([]string{driver}, args...)...)
+	if err != nil {
+		t.Fatalf("%v; printed %q", err, out)
+	}
+	warns := WarnLine.FindAllString(out, -1)
+	if rest := WarnLine.ReplaceAllString(out, ""); strings.TrimLeft(rest, "\n") != "ok\n" || len(files) != 1 {
+		t.Fatalf("%s printed %q with %d traces, want the adapter's warn lines, \"ok\" and 1 trace", driver, out, len(files))
+	}
+	cp, err := Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := ReadEvents(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp, ev, warns
+}
 
 // Check compares a capture of the scenario with n launches with s.
 func (s Scenario) Check(t *testing.T, n int, cp *Capture, ev *Events, warns []string) {
