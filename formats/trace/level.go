@@ -12,7 +12,7 @@ import (
 // Fastest is S2, the others zstd (FORMAT.md §3): a traced program's writer
 // turns each event into about 2 bytes of varints, which zstd's fastest
 // level compresses at about 200 MB/s (10 ns per event, more than the rest
-// of the writer) and S2 at about 900 MB/s, for traces about a third larger.
+// of the writer) and S2 at about 900 MB/s, for traces up to a third larger.
 type Level uint8
 
 const (
