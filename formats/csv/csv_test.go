@@ -2,19 +2,17 @@ package csv
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // convert writes the trace in (written by write) as the convert command
 // does, into a new directory, and returns that directory.
@@ -56,17 +54,7 @@ func TestOpenMP(t *testing.T) {
 		}
 		fmt.Fprintf(&dump, "== %s\n%s", name, b)
 	}
-	golden := filepath.Join("testdata", "omp.csv")
-	if *update {
-		os.WriteFile(golden, dump.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(dump.Bytes(), want) {
-		t.Errorf("output differs from %s (go test -update):\n%s", golden, dump.Bytes())
-	}
+	golden.Check(t, filepath.Join("testdata", "omp.csv"), dump.Bytes())
 }
 
 // A trace without OpenMP rows gets no OpenMP tables.
