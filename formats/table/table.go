@@ -9,8 +9,8 @@ package table
 
 import (
 	"encoding/json"
-	"go/format"
 	"fmt"
+	"go/format"
 	"reflect"
 	"strconv"
 	"strings"
