@@ -153,11 +153,6 @@ func (t *ompTables) close() error {
 	return nil
 }
 
-// FileName is the name of rank's file in an output directory.
-func FileName(rank int64) string {
-	return fmt.Sprintf("events-rank%05d.csv", rank)
-}
-
 // ProcessesFile is the name of the process table in an output directory. Its
 // leading underscore makes pyarrow (pandas.read_parquet) skip it, and it
 // does not match DuckDB's *.parquet globs.

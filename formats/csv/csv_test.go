@@ -11,6 +11,7 @@ import (
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -30,7 +31,7 @@ func convert(t *testing.T, write func(*bytes.Buffer) error) string {
 	var w *Writer
 	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
 		var err error
-		w, err = Create(filepath.Join(out, FileName(p.Rank)), p)
+		w, err = Create(filepath.Join(out, table.FileName(p.Rank, 0, ".csv")), p)
 		return err
 	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -241,13 +239,4 @@ func (t *ompTables) close(res *model.Result) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
-}
-
-// FileName is the name of rank's file in an output directory.
-func FileName(rank int64) string {
-	s := strconv.FormatInt(rank, 10)
-	if rank >= 0 && len(s) < 5 {
-		s = strings.Repeat("0", 5-len(s)) + s
-	}
-	return "events-rank" + s + ".parquet"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -90,7 +91,7 @@ func convert(t *testing.T, in, dir string) {
 	var w *Writer
 	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
 		var err error
-		w, err = Create(filepath.Join(dir, FileName(p.Rank)), p)
+		w, err = Create(filepath.Join(dir, table.FileName(p.Rank, 0, ".parquet")), p)
 		return err
 	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
 	if err != nil {

@@ -312,3 +312,14 @@ func GoFile(pkg, test string, funcs ...string) ([]byte, error) {
 		strings.Join(funcs, "\n")
 	return format.Source([]byte(src))
 }
+
+// FileName is the name of rank's events table file (or Perfetto or Chrome
+// trace) in a convert output directory: events-rank00003.parquet, and
+// events-rank00003-1.parquet for dup 1, the second trace of the same rank.
+// omp.TablePath names the OpenMP tables after it.
+func FileName(rank int64, dup int, ext string) string {
+	if dup > 0 {
+		return fmt.Sprintf("events-rank%05d-%d%s", rank, dup, ext)
+	}
+	return fmt.Sprintf("events-rank%05d%s", rank, ext)
+}

@@ -114,3 +114,17 @@ func TestMarkdown(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// FileName is the name convert writes (cmd/occa-tools uses it).
+func TestFileName(t *testing.T) {
+	for _, c := range []struct {
+		rank int64
+		dup  int
+		ext  string
+		want string
+	}{{3, 0, ".parquet", "events-rank00003.parquet"}, {3, 1, ".csv", "events-rank00003-1.csv"}, {123456, 0, ".json", "events-rank123456.json"}} {
+		if got := FileName(c.rank, c.dup, c.ext); got != c.want {
+			t.Errorf("FileName(%d, %d, %q) = %q, want %q", c.rank, c.dup, c.ext, got, c.want)
+		}
+	}
+}
