@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -62,13 +63,13 @@ func TestOpenMP(t *testing.T) {
 		if err := rep.Write(&out, f, ""); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "omp."+f, out.Bytes())
+		golden.Check(t, filepath.Join("testdata", "omp."+f), out.Bytes())
 	}
 	var out bytes.Buffer
 	if err := rep.Write(&out, "csv", "openmp"); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "omp-openmp.csv", out.Bytes())
+	golden.Check(t, filepath.Join("testdata", "omp-openmp.csv"), out.Bytes())
 }
 
 // The real trace of formats/omp/testdata: OpenMP outside launches only, a
