@@ -165,7 +165,12 @@ func NewPairer(p *Process, sink Sink) *Pairer {
 		open: make(map[uint64]trace.Event), regions: make(map[uint32][]trace.Event)}
 }
 
-func (pr *Pairer) emit(r *Row) error { return pr.Sink(pr.P, r) }
+func (pr *Pairer) emit(r *Row) error {
+	if r.OMP != nil {
+		return pr.ompEmit(r)
+	}
+	return pr.Sink(pr.P, r)
+}
 
 // Add takes the next event in file order.
 func (pr *Pairer) Add(e *trace.Event) error {
@@ -478,7 +483,13 @@ func (pr *Pairer) Flush() error {
 	}
 	clear(pr.open)
 	clear(pr.regions)
+	if pr.omp != nil {
+		pr.omp.clamp.flushing = true
+	}
 	if err := pr.halves(rest); err != nil {
+		return err
+	}
+	if err := pr.ompFlushHeld(); err != nil {
 		return err
 	}
 	pr.ompReset()

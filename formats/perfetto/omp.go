@@ -20,13 +20,9 @@ package perfetto
 // creation an instant "task create" (task, parent, launch); depend items
 // and reported dependences are no events of their own: they are flows.
 //
-// libomp reports a worker's implicit-task end, and the end of the implicit
-// barrier it waits in, only when the worker is woken for its next region,
-// or never for the last region: a worker's implicit task and the work and
-// sync regions and waits of that region are clamped to the end of the
-// parallel region (the parallel row of the thread that began it), and
-// those never ended end there. The parallel regions and implicit tasks
-// needed for that are kept for the last ompKeep of each.
+// A worker's late implicit-task end (libomp's) comes already clamped to
+// its region's end from the Pairer (formats/model, ompclamp.go), as in
+// every output.
 //
 // Flows:
 //   - one per dependence edge of formats/omp (Graph.Edges: the depend
@@ -50,10 +46,6 @@ import (
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
 )
-
-// ompKeep bounds the parallel regions and implicit tasks kept to clamp
-// late ends: between ompKeep and 2*ompKeep of the most recent.
-const ompKeep = 1 << 16
 
 // Flow id kinds (hash's second part); 7 is the launch -> device flow.
 const (
@@ -95,34 +87,6 @@ func (w *Writer) addOMP(b *batch, r *model.Row) int64 {
 	return ompHeldDur(r)
 }
 
-type parEnd struct {
-	end    int64
-	thread uint32
-}
-
-// twoGen is a map that keeps between n and 2n of the most recent entries.
-type twoGen[V any] struct {
-	cur, old map[uint64]V
-}
-
-func (g *twoGen[V]) put(k uint64, v V) {
-	if g.cur == nil {
-		g.cur = map[uint64]V{}
-	}
-	if len(g.cur) >= ompKeep {
-		g.old, g.cur = g.cur, make(map[uint64]V, ompKeep)
-	}
-	g.cur[k] = v
-}
-
-func (g *twoGen[V]) get(k uint64) (V, bool) {
-	if v, ok := g.cur[k]; ok {
-		return v, true
-	}
-	v, ok := g.old[k]
-	return v, ok
-}
-
 type launchOMP struct {
 	regions []launchRegion
 	written bool // the run slice carries the flows
@@ -138,8 +102,6 @@ type deferredSlice struct {
 }
 
 type ompWriter struct {
-	pars     twoGen[parEnd]
-	impl     twoGen[uint64] // implicit task -> parallel
 	launches map[uint64]*launchOMP
 	graph    *omp.Graph
 	started  map[uint64]bool // tasks with depend items running: first segment seen, not completed
@@ -226,22 +188,6 @@ func ompName(s string) string {
 	return s
 }
 
-// clamp ends a worker's row of parallel region par no later than the
-// region's end, and ends there a row never ended.
-func (w *Writer) clamp(r *model.Row, par uint64) {
-	o := w.omp
-	if par == 0 {
-		par, _ = o.impl.get(r.OMP.Task)
-	}
-	pe, ok := o.pars.get(par)
-	if !ok || pe.thread == r.Thread || r.Start > pe.end {
-		return
-	}
-	if r.Dur == model.Unpaired || r.Start+r.Dur > pe.end {
-		r.Dur = pe.end - r.Start
-	}
-}
-
 // writeOMP writes an OpenMP row.
 func (w *Writer) writeOMP(r *model.Row) {
 	o := w.ompState()
@@ -263,15 +209,10 @@ func (w *Writer) writeOMP(r *model.Row) {
 		o.graph.Add(r)
 		return
 	case trace.OmpParallelBegin:
-		if r.Dur != model.Unpaired {
-			o.pars.put(m.ID, parEnd{end: r.Start + r.Dur, thread: r.Thread})
-		}
 		name = w.iid(r.Kind, formPlain, "parallel")
 		ann = append(ann, kv{annotParallel, m.ID}, kv{annotParent, m.Parent}, kv{annotTeam, uint64(m.TeamSize)},
 			kv{annotLaunch, m.Launch})
 	case trace.OmpImplicitTaskBegin:
-		o.impl.put(m.Task, m.Parallel)
-		w.clamp(r, m.Parallel)
 		key := [2]uint32{m.ThreadNum, m.TeamSize}
 		if name = o.implName[key]; name == 0 {
 			s := "implicit task " + strconv.FormatUint(uint64(m.ThreadNum), 10) + "/" + strconv.FormatUint(uint64(m.TeamSize), 10)
@@ -283,7 +224,6 @@ func (w *Writer) writeOMP(r *model.Row) {
 			term = w.implicitFlow(m)
 		}
 	case trace.OmpWorkBegin, trace.OmpSyncBegin, trace.OmpSyncWaitBegin:
-		w.clamp(r, m.Parallel)
 		if r.Kind == trace.OmpSyncWaitBegin {
 			name = w.iid(r.Kind, formPlain, "wait")
 		} else {

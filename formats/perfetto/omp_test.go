@@ -539,8 +539,9 @@ func TestOpenMPLateContainers(t *testing.T) {
 	if err := w.Add(p, &launch); err != nil {
 		t.Fatal(err)
 	}
-	// The worker's implicit task never ends: closed at the region's end.
-	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 1, Start: 30, Dur: model.Unpaired},
+	// The worker's implicit task never ends: the Pairer closes it at the
+	// region's end (model's TestLateEndsClamped), and it comes last.
+	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 1, Start: 30, Dur: 10 + end - 30},
 		model.OMP{ID: 12, Task: 12, Parallel: 1, ThreadNum: 1, TeamSize: 2, Launch: 77})
 	if err := w.Close(nil); err != nil {
 		t.Fatal(err)

@@ -20,12 +20,14 @@ import (
 // busiest thread's busy time over the mean busy time of its team; a
 // kernel's is the sum over its regions of the former over the sum of the
 // latter (so long regions weigh more). The wait share is the summed idle
-// time over the summed implicit task time. An implicit task whose end the
-// trace lacks (LLVM's libomp reports a worker's end only when the thread
-// goes on to the next region, so the workers of a program's last region
-// never end) counts up to the begin of its last, unfinished wait, the
-// time it reached that barrier; one with no such wait counts as a task but
-// not in the times.
+// time over the summed implicit task time. The Pairer ends a worker's
+// implicit task and waits with their parallel region (LLVM's libomp
+// reports a worker's end only when the thread goes on to the next region,
+// so the workers of a program's last region never end): the summary, the
+// tables and the timelines give them the same length. One whose end is
+// still missing (its region's end is not in the trace either) counts up to
+// the begin of its last, unfinished wait, the time it reached that
+// barrier; one with no such wait counts as a task but not in the times.
 //
 // Tasks: explicit tasks created and completed, their summed execution
 // (segments), and the critical path of the dependence graph (omp.Graph,
