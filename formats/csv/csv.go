@@ -35,12 +35,10 @@ type Writer struct {
 // dependences table on Close.
 type ompTables struct {
 	events string // the events table's path
-	p      *model.Process
 	f      *os.File
 	bw     *bufio.Writer
 	fl     *omp.Flattener
 	rec    omp.Record
-	graph  *omp.Graph
 }
 
 // Create makes the file at path for process p and writes the header row.
@@ -67,7 +65,7 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 
 // Close finishes the file, and the OpenMP tables when the trace had OpenMP
 // rows.
-func (w *Writer) Close(*model.Result) error {
+func (w *Writer) Close(res *model.Result) error {
 	err := w.bw.Flush()
 	if e := w.f.Close(); err == nil {
 		err = e
@@ -75,7 +73,7 @@ func (w *Writer) Close(*model.Result) error {
 	if err != nil {
 		err = fmt.Errorf("%s: %w", w.f.Name(), err)
 	}
-	if e := w.omp.close(); err == nil {
+	if e := w.omp.close(res); err == nil {
 		err = e
 	}
 	return err
@@ -96,13 +94,8 @@ func (t *ompTables) create(table, header string) (*os.File, *bufio.Writer, error
 	return f, bw, nil
 }
 
-// add writes an OpenMP row: to the OpenMP table (made at the first) and,
-// for task rows, to the graph of the dependences table.
+// add writes an OpenMP row to the OpenMP table (made at the first).
 func (t *ompTables) add(p *model.Process, r *model.Row, b *[]byte) error {
-	if t.graph == nil {
-		t.graph, t.p = omp.NewGraph(), p
-	}
-	t.graph.Add(r)
 	if !omp.InTable(r) {
 		return nil
 	}
@@ -120,8 +113,8 @@ func (t *ompTables) add(p *model.Process, r *model.Row, b *[]byte) error {
 }
 
 // close finishes the OpenMP table and writes the dependences table, when
-// the trace had tasks.
-func (t *ompTables) close() error {
+// the trace had tasks (res.Tasks).
+func (t *ompTables) close(res *model.Result) error {
 	if t.f != nil {
 		err := t.bw.Flush()
 		if e := t.f.Close(); err == nil {
@@ -131,7 +124,7 @@ func (t *ompTables) close() error {
 			return fmt.Errorf("%s: %w", t.f.Name(), err)
 		}
 	}
-	if t.graph == nil || t.graph.Empty() {
+	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
 		return nil
 	}
 	f, bw, err := t.create(omp.TableDependences, omp.Dependences.CSVHeader())
@@ -139,7 +132,7 @@ func (t *ompTables) close() error {
 		return err
 	}
 	var b []byte
-	for _, e := range omp.EdgeRecords(t.p, t.graph) {
+	for _, e := range omp.EdgeRecords(res.Process, res.Tasks) {
 		b = omp.Dependences.AppendCSV(b[:0], &e)
 		bw.Write(b)
 	}

@@ -496,6 +496,15 @@ func (pr *Pairer) Flush() error {
 	return nil
 }
 
+// Tasks returns the task graph of the OpenMP rows sent out so far, nil
+// when there were none.
+func (pr *Pairer) Tasks() *Graph {
+	if pr.omp == nil {
+		return nil
+	}
+	return pr.omp.graph
+}
+
 // Options says how Read reads a trace.
 type Options struct {
 	Salvage bool // skip damaged chunks (trace.WithSalvage)
@@ -544,6 +553,7 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 			if ferr := pr.Flush(); ferr != nil {
 				return res, ferr
 			}
+			res.Tasks = pr.Tasks()
 			return res, fmt.Errorf("%s: %w", path, err)
 		}
 		res.Events++
@@ -558,12 +568,16 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 		return res, err
 	}
 	res.fill(r)
+	res.Tasks = pr.Tasks()
 	return res, nil
 }
 
 // Result is what Read learned besides the rows.
 type Result struct {
-	Process  *Process
+	Process *Process
+	// Tasks is the task graph of the trace's OpenMP rows, nil when it has
+	// none.
+	Tasks    *Graph
 	Events   uint64
 	Stats    *trace.Stats // last stats chunk, nil when none
 	Complete bool         // closed cleanly

@@ -87,8 +87,13 @@ func clamped(k trace.Kind) bool {
 // of its workers held for its end; a worker's row clamped to its region's
 // end, or held until that is read.
 func (pr *Pairer) ompEmit(r *Row) error {
-	c := &pr.ompState().clamp
+	o := pr.ompState()
+	c := &o.clamp
 	m := r.OMP
+	if o.graph == nil {
+		o.graph = NewGraph()
+	}
+	o.graph.Add(r)
 	switch {
 	case r.Kind == trace.OmpParallelBegin:
 		c.began.del(m.ID)

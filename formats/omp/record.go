@@ -1,3 +1,7 @@
+// Package omp lays out a trace's OpenMP rows (model.OMP) and its task
+// dependence edges (model.Graph) as the OpenMP and dependences tables of
+// formats/parquet/SCHEMA.md: their column declarations (Rows,
+// Dependences), records and file paths.
 package omp
 
 import (
@@ -161,8 +165,8 @@ var Dependences = table.Table[EdgeRecord]{Name: "dependences", Append: appendDep
 }}
 
 // EdgeRecords returns the dependences table of p's graph g: its edges
-// (Graph.Edges) with the sink's parent task and launch.
-func EdgeRecords(p *model.Process, g *Graph) []EdgeRecord {
+// (model.Graph.Edges) with the sink's parent task and launch.
+func EdgeRecords(p *model.Process, g *model.Graph) []EdgeRecord {
 	edges := g.Edges()
 	out := make([]EdgeRecord, len(edges))
 	for i, e := range edges {

@@ -55,13 +55,11 @@ type Writer struct {
 // dependences table on Close.
 type ompTables struct {
 	events string // the events table's path
-	p      *model.Process
 	f      *os.File
 	bw     *bufio.Writer
 	w      *pq.GenericWriter[omp.Record]
 	fl     *omp.Flattener
 	buf    []omp.Record
-	graph  *omp.Graph
 }
 
 // Create makes the file at path for process p.
@@ -147,13 +145,8 @@ func (w *Writer) Close(res *model.Result) error {
 	return err
 }
 
-// add writes an OpenMP row: to the OpenMP table (made at the first) and,
-// for task rows, to the graph of the dependences table.
+// add writes an OpenMP row to the OpenMP table (made at the first).
 func (t *ompTables) add(p *model.Process, r *model.Row) error {
-	if t.graph == nil {
-		t.graph, t.p = omp.NewGraph(), p
-	}
-	t.graph.Add(r)
 	if !omp.InTable(r) {
 		return nil
 	}
@@ -208,7 +201,7 @@ func (t *ompTables) close(res *model.Result) error {
 			return fmt.Errorf("%s: %w", t.f.Name(), err)
 		}
 	}
-	if t.graph == nil || t.graph.Empty() {
+	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
 		return nil
 	}
 	path := omp.TablePath(t.events, omp.TableDependences)
@@ -220,12 +213,10 @@ func (t *ompTables) close(res *model.Result) error {
 		return err
 	}
 	bw := bufio.NewWriter(f)
-	w := newWriter[omp.EdgeRecord](bw, t.p, omp.SchemaVersion, "")
-	if res != nil {
-		info, _ := json.Marshal(model.Info(res.Process, res))
-		w.SetKeyValueMetadata(KeyProcess, string(info))
-	}
-	_, err = w.Write(omp.EdgeRecords(t.p, t.graph))
+	w := newWriter[omp.EdgeRecord](bw, res.Process, omp.SchemaVersion, "")
+	info, _ := json.Marshal(model.Info(res.Process, res))
+	w.SetKeyValueMetadata(KeyProcess, string(info))
+	_, err = w.Write(omp.EdgeRecords(res.Process, res.Tasks))
 	if e := w.Close(); err == nil {
 		err = e
 	}

@@ -25,8 +25,9 @@ package perfetto
 // every output.
 //
 // Flows:
-//   - one per dependence edge of formats/omp (Graph.Edges: the depend
-//     clauses and the pairs the runtime reported), from the source task's
+//   - one per dependence edge of the trace's task graph (Close's
+//     model.Result.Tasks: the depend clauses and the pairs the runtime
+//     reported), from the source task's
 //     completing segment to the sink task's first segment. The edges are
 //     known only at the end: the first and the completing segments of
 //     tasks with depend items are written at Close (their lanes are chosen
@@ -43,7 +44,6 @@ import (
 	"strings"
 
 	"github.com/libocca/occa-tools/formats/model"
-	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -103,7 +103,6 @@ type deferredSlice struct {
 
 type ompWriter struct {
 	launches map[uint64]*launchOMP
-	graph    *omp.Graph
 	started  map[uint64]bool // tasks with depend items running: first segment seen, not completed
 	deferred []deferredSlice
 	first    map[uint64]int // task -> its first segment in deferred
@@ -120,7 +119,7 @@ type kv struct {
 
 func (w *Writer) ompState() *ompWriter {
 	if w.omp == nil {
-		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, graph: omp.NewGraph(), started: map[uint64]bool{},
+		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, started: map[uint64]bool{},
 			first: map[uint64]int{}, last: map[uint64]int{}, implName: map[[2]uint32]uint64{}}
 	}
 	return w.omp
@@ -200,13 +199,11 @@ func (w *Writer) writeOMP(r *model.Row) {
 		w.ompInstant(r, w.iid(r.Kind, formOMPThread, r.Name), nil)
 		return
 	case trace.OmpTaskCreate:
-		o.graph.Add(r)
 		ann = append(ann, kv{annotTask, m.Task}, kv{annotParent, m.Parent}, kv{annotLaunch, m.Launch})
 		w.ompInstant(r, w.iid(r.Kind, formPlain, "task create"), ann)
 		o.ann = ann
 		return
 	case trace.OmpTaskDepend, trace.OmpTaskDependence:
-		o.graph.Add(r)
 		return
 	case trace.OmpParallelBegin:
 		name = w.iid(r.Kind, formPlain, "parallel")
@@ -238,7 +235,6 @@ func (w *Writer) writeOMP(r *model.Row) {
 		}
 		ann = append(ann, kv{annotLaunch, m.Launch})
 	case trace.OmpTaskSchedule:
-		o.graph.Add(r)
 		if r.Dur == model.Unpaired {
 			break
 		}
@@ -370,7 +366,11 @@ func (w *Writer) ompFinish() {
 	}
 	rank := uint64(w.p.Rank)
 	in := map[int][]uint64{}
-	for _, e := range o.graph.Edges() {
+	var edges []model.Edge
+	if w.tasks != nil {
+		edges = w.tasks.Edges()
+	}
+	for _, e := range edges {
 		s, ok1 := o.last[e.Src]
 		d, ok2 := o.first[e.Sink]
 		if !ok1 || !ok2 {

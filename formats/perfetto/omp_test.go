@@ -295,7 +295,7 @@ func convertWith(t *testing.T, path string) (*Writer, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	var w *Writer
-	_, err := model.Read(path, 0, model.Options{Window: PairWindow, Open: func(p *model.Process) error {
+	res, err := model.Read(path, 0, model.Options{Window: PairWindow, Open: func(p *model.Process) error {
 		var err error
 		w, err = Create(out, p, 1)
 		return err
@@ -303,7 +303,7 @@ func convertWith(t *testing.T, path string) (*Writer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(nil); err != nil {
+	if err := w.Close(res); err != nil {
 		t.Fatal(err)
 	}
 	return w, out
