@@ -255,7 +255,7 @@ func (pr *Pairer) ompBegin(e *trace.Event) error {
 	switch e.Kind {
 	case trace.OmpParallelBegin, trace.OmpImplicitTaskBegin:
 		if e.Kind == trace.OmpParallelBegin {
-			o.clamp.began.put(a[0], e.Thread)
+			o.clamp.set(a[0], region{thread: e.Thread, state: regionOpen})
 		}
 		ev := *e
 		ev.Args[5] = pr.launchKernel(a[4], e.Thread)

@@ -15,23 +15,33 @@ import (
 // that region no later than the end of the parallel region (the parallel
 // row of the thread that began it), and ends there those never ended.
 //
-// A worker's row may be read before its region's end, even before its
-// begin (the worker's batch comes first in the file): it waits until the
-// parallel row goes out, at most MaxHeldRows of them (then the oldest go
-// out as they are), and so comes out after it. The
-// regions' ends and the implicit tasks' regions are kept for the last
-// keepRegions to 2*keepRegions of each.
+// A worker's row read while its region is open, that ends after the time
+// the thread that began the region has reached, may end after the region:
+// it waits, in a FIFO of at most MaxHeldRows rows (then the oldest go out
+// as they are), until its region and those of the rows held before it
+// have ended, and so comes out after its parallel row. A row read before
+// its region's begin goes out as it is (see ompEmit). The regions' ends
+// are kept for the last keepRegions to 2*keepRegions regions.
 
 // MaxHeldRows bounds the OpenMP rows of workers held until their parallel
 // region's end is read.
 const MaxHeldRows = 1 << 16
 
-const keepRegions = 1 << 16
+const keepRegions = 1 << 12
 
-type parEnd struct {
+// region is what the Pairer knows of a parallel region: the thread that
+// began it, and its end once its row went out.
+type region struct {
 	end    int64
 	thread uint32
+	state  uint8 // regionOpen, regionEnded, regionLost (its end is not in the trace)
 }
+
+const (
+	regionOpen = iota + 1
+	regionEnded
+	regionLost
+)
 
 // recent is a map that keeps between keepRegions and 2*keepRegions of the
 // most recent entries.
@@ -57,25 +67,55 @@ func (g *recent[V]) get(k uint64) (V, bool) {
 	return v, ok
 }
 
-func (g *recent[V]) del(k uint64) {
-	delete(g.cur, k)
-	delete(g.old, k)
-}
-
 // clampState is the Pairer's part of ompState for late ends.
 type clampState struct {
-	ended   recent[parEnd] // parallel region -> its end and the thread that began it
-	began   recent[uint32] // parallel regions open -> the thread that began it
-	regions recent[uint64] // implicit task -> its parallel region
-	held    map[uint64][]pendingSeg
-	order   []uint64 // regions in the order their first row was held
-	nheld   int
+	regions recent[region] // by parallel region id
+	// Rows held for their region's end, in the order they came (a FIFO
+	// from head): they go out from the head as their regions end.
+	held []heldRow
+	head int
+	out  heldRow // the row sendHeld sends
+	last regionCache
 	// At the end of the trace, the rows never ended that a region's end
 	// closes: they go out after the other halves, the innermost (latest
 	// begun) first, as rows that end together do (a wait before its
 	// implicit task, whose idle time the summary takes from its waits).
 	flushing bool
 	closing  []pendingSeg
+	// reached is, per thread (the first maxThreadTimes), the latest end of
+	// its OpenMP rows sent out: a region still open on the thread that
+	// began it ends no earlier.
+	reached []int64
+}
+
+const maxThreadTimes = 1 << 12
+
+type heldRow struct {
+	par uint64
+	pendingSeg
+}
+
+// regionCache is the last region asked about: consecutive rows are
+// mostly of one region.
+type regionCache struct {
+	par uint64
+	region
+}
+
+func (c *clampState) region(par uint64) *region {
+	if c.last.par != par {
+		reg, _ := c.regions.get(par)
+		c.last = regionCache{par, reg}
+	}
+	return &c.last.region
+}
+
+// set records what is now known of region par.
+func (c *clampState) set(par uint64, reg region) {
+	c.regions.put(par, reg)
+	if c.last.par == par {
+		c.last.region = reg
+	}
 }
 
 // clamped reports whether rows of kind k are clamped to their region.
@@ -84,8 +124,8 @@ func clamped(k trace.Kind) bool {
 }
 
 // ompEmit sends out an OpenMP row: a parallel region's row, then the rows
-// of its workers held for its end; a worker's row clamped to its region's
-// end, or held until that is read.
+// of workers held for the ends of the regions ended; a worker's row
+// clamped to its region's end, or held until that is read.
 func (pr *Pairer) ompEmit(r *Row) error {
 	o := pr.ompState()
 	c := &o.clamp
@@ -96,95 +136,116 @@ func (pr *Pairer) ompEmit(r *Row) error {
 	o.graph.Add(r)
 	switch {
 	case r.Kind == trace.OmpParallelBegin:
-		c.began.del(m.ID)
 		if r.Dur != Unpaired {
-			c.ended.put(m.ID, parEnd{end: r.Start + r.Dur, thread: r.Thread})
+			c.set(m.ID, region{end: r.Start + r.Dur, thread: r.Thread, state: regionEnded})
+		} else {
+			c.set(m.ID, region{thread: r.Thread, state: regionLost})
 		}
 		if err := pr.Sink(pr.P, r); err != nil {
 			return err
 		}
-		return pr.releaseHeld(m.ID)
+		return pr.releaseHeld(false)
 	case !clamped(r.Kind):
 		return pr.Sink(pr.P, r)
 	}
+	// A work or sync row has its region from its implicit task's frame
+	// (ompContext); 0 when bound to an explicit task, which no region
+	// ends.
 	par := m.Parallel
-	if r.Kind == trace.OmpImplicitTaskBegin && par != 0 {
-		c.regions.put(m.Task, par)
-	} else if par == 0 {
-		par, _ = c.regions.get(m.Task)
+	if par == 0 {
+		return pr.Sink(pr.P, r)
 	}
-	if pe, ok := c.ended.get(par); ok {
-		if c.flushing && r.Dur == Unpaired && pe.thread != r.Thread && r.Start <= pe.end {
+	reg := c.region(par)
+	switch {
+	case reg.state == regionEnded:
+		if c.flushing && r.Dur == Unpaired && reg.thread != r.Thread && r.Start <= reg.end {
 			c.closing = append(c.closing, pendingSeg{*r, *r.OMP})
 			return nil
 		}
-		clampTo(r, pe)
-	} else if t, open := c.began.get(par); par != 0 && (!open || t != r.Thread) {
-		// A worker's row, or one whose region's begin is not read yet.
-		return pr.hold(par, r)
+		clampTo(r, reg)
+	case reg.state != regionOpen:
+		// Its region's begin is not read yet (the worker's batch comes
+		// first in the file): which region end might come is unknown, and
+		// holding every such row until it does costs the OpenMP pairing
+		// half its speed (formats/bench). It goes out as it is, in every
+		// output alike; a row that never ends is still closed at the end
+		// of the trace.
+	case reg.thread != r.Thread:
+		// A worker's row that may end after its region: it ends after
+		// what the thread that began the region has reached so far.
+		if r.Dur == Unpaired || int(reg.thread) >= len(c.reached) || r.Start+r.Dur > c.reached[reg.thread] {
+			return pr.hold(par, r)
+		}
+	default:
+		c.reach(r)
 	}
 	return pr.Sink(pr.P, r)
 }
 
-// clampTo ends r, a row of a thread of the region that ended as pe says,
-// no later than the region, and there when r never ended.
-func clampTo(r *Row, pe parEnd) {
-	if pe.thread == r.Thread || r.Start > pe.end {
+// reach notes that r's thread, which began r's region, reached r's end.
+func (c *clampState) reach(r *Row) {
+	t := int(r.Thread)
+	if t >= maxThreadTimes || r.Dur == Unpaired {
 		return
 	}
-	if r.Dur == Unpaired || r.Start+r.Dur > pe.end {
-		r.Dur = pe.end - r.Start
+	if t >= len(c.reached) {
+		c.reached = append(c.reached, make([]int64, t+1-len(c.reached))...)
+	}
+	c.reached[t] = max(c.reached[t], r.Start+r.Dur)
+}
+
+// clampTo ends r, a row of a thread of region reg, which ended, no later
+// than the region, and there when r never ended.
+func clampTo(r *Row, reg *region) {
+	if reg.thread == r.Thread || r.Start > reg.end {
+		return
+	}
+	if r.Dur == Unpaired || r.Start+r.Dur > reg.end {
+		r.Dur = reg.end - r.Start
 	}
 }
 
-// hold keeps r until its region par ends.
+// hold keeps r until its region par ends; past MaxHeldRows the oldest row
+// goes out as it is.
 func (pr *Pairer) hold(par uint64, r *Row) error {
 	c := &pr.omp.clamp
-	if c.held == nil {
-		c.held = map[uint64][]pendingSeg{}
-	}
-	if _, ok := c.held[par]; !ok {
-		c.order = append(c.order, par)
-	}
-	c.held[par] = append(c.held[par], pendingSeg{*r, *r.OMP})
-	if c.nheld++; c.nheld > MaxHeldRows {
-		return pr.releaseOldest()
+	c.held = append(c.held, heldRow{par, pendingSeg{*r, *r.OMP}})
+	if len(c.held)-c.head > MaxHeldRows {
+		return pr.sendHeld()
 	}
 	return nil
 }
 
-// releaseHeld sends out the rows held for region par, clamped to its end
-// when it has one.
-func (pr *Pairer) releaseHeld(par uint64) error {
+// sendHeld sends out the held row at the head, clamped when its region
+// has ended.
+func (pr *Pairer) sendHeld() error {
 	c := &pr.omp.clamp
-	rows, ok := c.held[par]
-	if !ok {
-		return nil
+	c.out = c.held[c.head] // the head's slot may be reused below
+	c.head++
+	h := &c.out
+	r := &h.row
+	r.OMP = &h.omp
+	if reg := c.region(h.par); reg.state == regionEnded {
+		clampTo(r, reg)
 	}
-	delete(c.held, par)
-	c.nheld -= len(rows)
-	pe, ended := c.ended.get(par)
-	for i := range rows {
-		r := &rows[i].row
-		r.OMP = &rows[i].omp
-		if ended {
-			clampTo(r, pe)
-		}
-		if err := pr.Sink(pr.P, r); err != nil {
-			return err
-		}
+	if c.head == len(c.held) {
+		c.held, c.head = c.held[:0], 0
+	} else if c.head >= 1024 && 2*c.head >= len(c.held) {
+		n := copy(c.held, c.held[c.head:])
+		c.held, c.head = c.held[:n], 0
 	}
-	return nil
+	return pr.Sink(pr.P, r)
 }
 
-// releaseOldest sends out the rows of the regions held longest, as they
-// are, until no more than half of MaxHeldRows are held.
-func (pr *Pairer) releaseOldest() error {
+// releaseHeld sends out the held rows from the head while their region
+// has ended, or all of them with all set.
+func (pr *Pairer) releaseHeld(all bool) error {
 	c := &pr.omp.clamp
-	for len(c.order) > 0 && c.nheld > MaxHeldRows/2 {
-		par := c.order[0]
-		c.order = c.order[1:]
-		if err := pr.releaseHeld(par); err != nil {
+	for c.head < len(c.held) {
+		if !all && c.region(c.held[c.head].par).state != regionEnded {
+			return nil
+		}
+		if err := pr.sendHeld(); err != nil {
 			return err
 		}
 	}
@@ -199,22 +260,11 @@ func (pr *Pairer) releaseAll() error {
 	for i := range c.closing {
 		r := &c.closing[i].row
 		r.OMP = &c.closing[i].omp
-		par := r.OMP.Parallel
-		if par == 0 {
-			par, _ = c.regions.get(r.OMP.Task)
-		}
-		pe, _ := c.ended.get(par)
-		clampTo(r, pe)
+		clampTo(r, c.region(r.OMP.Parallel))
 		if err := pr.Sink(pr.P, r); err != nil {
 			return err
 		}
 	}
 	c.closing = c.closing[:0]
-	for _, par := range c.order {
-		if err := pr.releaseHeld(par); err != nil {
-			return err
-		}
-	}
-	c.order = c.order[:0]
-	return nil
+	return pr.releaseHeld(true)
 }

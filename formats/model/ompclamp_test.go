@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
 // A worker's implicit task, and the sync regions and waits of its region,
 // end no later than the parallel region, and there when they never end
-// (libomp reports the worker's end late, or never for the last region);
-// a worker's rows read before their region's begin come out after its
-// parallel row.
+// (libomp reports the worker's end late, or never for the last region).
 func TestLateEndsClamped(t *testing.T) {
 	rows := func(path string) []string { return strings.Split(string(dump(t, path, 0)), "\n") }
 	find := func(lines []string, prefix string) (int, string) {
@@ -37,10 +37,6 @@ func TestLateEndsClamped(t *testing.T) {
 			t.Errorf("%s, want %s", l, c.dur)
 		}
 	}
-	par, _ := find(small, "rank=3 t0 omp_parallel start=11000 ")
-	if worker, _ := find(small, `rank=3 t1 omp_work "loop" start=13000 `); worker < par {
-		t.Errorf("thread 1's loop of region 101 is row %d, before the region's row %d", worker, par)
-	}
 
 	// formats/omp/testdata/t1.c under LLVM's libomp: the worker's implicit
 	// task of the first region ends when it is woken for the second (59301
@@ -51,5 +47,59 @@ func TestLateEndsClamped(t *testing.T) {
 	}
 	if _, l := find(t1, "rank=0 t2 omp_implicit_task start=2213603 "); !strings.Contains(l, " dur=85771 ") {
 		t.Errorf("%s, want dur=85771 (never ended)", l)
+	}
+}
+
+// A worker's row read while its region is open, ending past what the
+// thread that began the region has reached, waits for the region's end:
+// it comes out after the parallel row, clamped. One that ends within what
+// that thread reached goes out at once.
+func TestLateEndHeld(t *testing.T) {
+	p := &Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	type out struct {
+		thread uint32
+		kind   trace.Kind
+		start  int64
+		dur    int64
+	}
+	var got []out
+	pr := NewPairer(p, func(p *Process, r *Row) error {
+		got = append(got, out{r.Thread, r.Kind, r.Start, r.Dur})
+		return nil
+	})
+	ev := func(k trace.Kind, thread uint32, time int64, args ...uint64) {
+		e := trace.Event{Kind: k, Thread: thread, Time: time}
+		copy(e.Args[:], args)
+		if err := pr.Add(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev(trace.OmpParallelBegin, 0, 10, 1, 0, 2, 0, 0)
+	ev(trace.OmpImplicitTaskBegin, 0, 11, 2, 1, 0, 2, 0)
+	ev(trace.OmpImplicitTaskBegin, 1, 12, 3, 1, 1, 2, 0)
+	ev(trace.OmpWorkBegin, 0, 13, 4, 1, 1, 2, 10)
+	ev(trace.OmpWorkEnd, 0, 30, 4)
+	ev(trace.OmpWorkBegin, 1, 14, 5, 1, 1, 3, 10)
+	ev(trace.OmpWorkEnd, 1, 25, 5)          // within thread 0's 30: at once
+	ev(trace.OmpImplicitTaskEnd, 1, 100, 3) // the late end: held
+	ev(trace.OmpImplicitTaskEnd, 0, 45, 2)
+	ev(trace.OmpParallelEnd, 0, 50, 1)
+	if err := pr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := []out{
+		{0, trace.OmpWorkBegin, 13, 17},
+		{1, trace.OmpWorkBegin, 14, 11},
+		{0, trace.OmpImplicitTaskBegin, 11, 34},
+		{0, trace.OmpParallelBegin, 10, 40},
+		{1, trace.OmpImplicitTaskBegin, 12, 38}, // 100 clamped to 50
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }
