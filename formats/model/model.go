@@ -30,10 +30,7 @@ type Row struct {
 	// Kind is the begin kind of a span (RunBegin for a kernel launch), the
 	// kind of an instant, RegionPush for a user region, or DeviceTime for a
 	// device time whose launch was not found.
-	Kind trace.Kind
-	// Early is set on a kernel launch whose row was already given, without
-	// its device time, to the process's launch hook (Process.OnLaunchEnd).
-	Early  bool
+	Kind   trace.Kind
 	Thread uint32
 	Start  int64
 	// Dur is the span's length in ns; 0 for an instant; -1 when only one half
@@ -99,24 +96,6 @@ type Process struct {
 	// Rank is the header's rank, or when it has none (-1) the file's index
 	// among the inputs, so that every process has a distinct rank.
 	Rank int64
-
-	launchEnd Sink // see OnLaunchEnd
-}
-
-// OnLaunchEnd sets a hook that the Pairer reading p calls with each paired
-// kernel launch as soon as its end pairs, before the launch waits for its
-// device time (DevDur is then -1). The launch still reaches the Sink later,
-// as before, with its device time when found and Row.Early set. A consumer
-// may so take a launch's host-side figures in end order and its device
-// side later. The first hook set stays: OnLaunchEnd reports whether fn is
-// now p's hook (false when another was set before). Call it from the
-// goroutine that feeds the Pairer, e.g. from its Sink.
-func (p *Process) OnLaunchEnd(fn Sink) bool {
-	if p.launchEnd != nil || fn == nil {
-		return false
-	}
-	p.launchEnd = fn
-	return true
 }
 
 // WallTime converts a trace time to unix ns.
@@ -193,12 +172,8 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		if b == nil {
 			return pr.half(e)
 		}
-		if b.Kind == trace.RunBegin {
-			if pr.P.launchEnd == nil && pr.Window > 0 {
-				return pr.waitIn(b, e)
-			}
-			pr.fill(r, b, e)
-			return pr.wait(r)
+		if b.Kind == trace.RunBegin && pr.Window > 0 {
+			return pr.waitIn(b, e) // until its device time comes
 		}
 		pr.fill(r, b, e)
 		return pr.emit(r)
@@ -347,8 +322,8 @@ var statusArg = func() (a [256]int8) {
 	return a
 }()
 
-// waitIn is wait for the launch of begin b and end e, filled in its ring
-// slot instead of copied there, when there is a ring and no launch hook.
+// waitIn puts the launch of begin b and end e in the ring until its
+// device time comes, filled in its ring slot.
 func (pr *Pairer) waitIn(b, e *trace.Event) error {
 	if pr.n == len(pr.ring) {
 		if err := pr.makeRoom(); err != nil {
@@ -361,29 +336,6 @@ func (pr *Pairer) waitIn(b, e *trace.Event) error {
 	}
 	r := &pr.ring[i]
 	pr.fill(r, b, e)
-	pr.n++
-	pr.index(r.Corr, i)
-	return nil
-}
-
-// wait puts a finished launch in the ring until its device time comes.
-func (pr *Pairer) wait(r *Row) error {
-	if h := pr.P.launchEnd; h != nil {
-		if err := h(pr.P, r); err != nil {
-			return err
-		}
-		r.Early = true
-	}
-	if pr.Window <= 0 {
-		return pr.emit(r)
-	}
-	if pr.n == len(pr.ring) {
-		if err := pr.makeRoom(); err != nil {
-			return err
-		}
-	}
-	i := (pr.head + pr.n) % len(pr.ring)
-	pr.ring[i] = *r
 	pr.n++
 	pr.index(r.Corr, i)
 	return nil
@@ -430,7 +382,7 @@ func (pr *Pairer) pop() error {
 		pr.head = 0
 	}
 	pr.n--
-	return pr.emit(r) // from its slot: no copy, and pr.row, which wait's r may be, stays
+	return pr.emit(r) // from its slot: no copy
 }
 
 func (pr *Pairer) deviceTime(e *trace.Event) error {
