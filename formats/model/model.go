@@ -1,18 +1,22 @@
-// Package model turns a trace's event stream into rows: each begin/end pair
-// becomes one span with a start and a duration, each instant its own row,
-// and a kernel launch carries its device-side time when the trace has one.
-// The Parquet, CSV, Perfetto and summary outputs all read these rows, so
-// they agree on what a kernel call or a copy is.
+// Package model is the analysis layer: it turns a trace's event stream
+// into finished rows, once, for every output. Each begin/end pair becomes
+// one span with a start and a duration, each instant its own row, and a
+// kernel launch carries its device-side time when the trace has one. The
+// Parquet, CSV, Perfetto, Chrome and summary outputs all read these rows,
+// so they agree on what a kernel call or a copy is and how long it took.
 //
-// Pairing is streaming: memory holds the begins still open, the open user
-// regions per thread, and a bounded window of finished launches that wait
-// for their device time (see Pairer). Each is bounded (MaxOpen, MaxDepth,
-// Pairer.Window), so that a trace that lost ends by the million, or a
-// hostile one, is read in bounded memory: what passes a bound goes out as
-// a half. OpenMP events (trace format 1.1)
+// Pairing is streaming: memory holds the begins still open (begins.go),
+// the open user regions per thread, and a bounded window of finished
+// launches that wait for their device time (launchindex.go). Each is
+// bounded (MaxOpen, MaxDepth, Pairer.Window), so that a trace that lost
+// ends by the million, or a hostile one, is read in bounded memory: what
+// passes a bound goes out as a half. OpenMP events (trace format 1.1)
 // become rows with an OMP (omp.go); for them memory also holds each
 // thread's open implicit tasks and waits and the created tasks not yet
-// completed.
+// completed. A worker's late implicit-task end is clamped to its parallel
+// region here (ompclamp.go), and the task dependence graph is gathered
+// from the rows (taskgraph.go, Result.Tasks). The output tables' columns
+// are declared next to their records (record.go, info.go).
 package model
 
 import (
