@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 
 	"github.com/libocca/occa-tools/formats/model"
@@ -41,7 +40,7 @@ func (c *Collector) KernelTotals() []KernelTotal {
 // ReadKernelTotals reads the traces at paths, in turn, and returns their
 // kernels summed over them, as the kernels table of their summary gives
 // them (occa-prof prints them when the program exits). A damaged trace
-// counts up to the damage; the error names each such file.
+// counts up to the damage; the error names each such file (its path).
 func ReadKernelTotals(paths []string) ([]KernelTotal, error) {
 	var cs []*Collector
 	var errs []error
@@ -53,7 +52,7 @@ func ReadKernelTotals(paths []string) ([]KernelTotal, error) {
 			cs = append(cs, c)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(p), err))
+			errs = append(errs, err) // it names the file
 		}
 	}
 	return Merge(cs...).KernelTotals(), errors.Join(errs...)

@@ -43,7 +43,7 @@ func TestReadKernelTotals(t *testing.T) {
 	cut := filepath.Join(dir, "cut.occatrace")
 	os.WriteFile(cut, data[:len(data)*3/4], 0o644)
 	got, err = ReadKernelTotals([]string{a, cut})
-	if err == nil || !strings.HasPrefix(err.Error(), "cut.occatrace: ") {
+	if err == nil || !strings.HasPrefix(err.Error(), cut+": ") || !strings.Contains(err.Error(), "offset") {
 		t.Errorf("error %v, want one naming cut.occatrace", err)
 	}
 	if len(got) == 0 || got[0].Calls < 2 {
