@@ -20,14 +20,17 @@ import (
 // it waits, in a FIFO of at most MaxHeldRows rows (then the oldest go out
 // as they are), until its region and those of the rows held before it
 // have ended, and so comes out after its parallel row. A row read before
-// its region's begin goes out as it is (see ompEmit). The regions' ends
-// are kept for the last keepRegions to 2*keepRegions regions.
+// its region's begin goes out as it is (see ompEmit). The regions are
+// known for about the last regionSlots of them.
 
 // MaxHeldRows bounds the OpenMP rows of workers held until their parallel
 // region's end is read.
 const MaxHeldRows = 1 << 16
 
-const keepRegions = 1 << 12
+// regionSlots is the size of the table of regions: a region is known
+// until one whose id hashes to its slot replaces it (ids mostly count up,
+// so the slots hold about the last regionSlots regions).
+const regionSlots = 1 << 13
 
 // region is what the Pairer knows of a parallel region: the thread that
 // began it, and its end once its row went out.
@@ -43,39 +46,14 @@ const (
 	regionLost
 )
 
-// recent is a map that keeps between keepRegions and 2*keepRegions of the
-// most recent entries.
-type recent[V any] struct {
-	cur, old map[uint64]V
-}
-
-func (g *recent[V]) put(k uint64, v V) {
-	if g.cur == nil {
-		g.cur = map[uint64]V{}
-	}
-	if len(g.cur) >= keepRegions {
-		g.old, g.cur = g.cur, make(map[uint64]V, keepRegions)
-	}
-	g.cur[k] = v
-}
-
-func (g *recent[V]) get(k uint64) (V, bool) {
-	if v, ok := g.cur[k]; ok {
-		return v, true
-	}
-	v, ok := g.old[k]
-	return v, ok
-}
-
 // clampState is the Pairer's part of ompState for late ends.
 type clampState struct {
-	regions recent[region] // by parallel region id
+	regions []regionSlot // by hash64 of the region id; nil until the first
 	// Rows held for their region's end, in the order they came (a FIFO
 	// from head): they go out from the head as their regions end.
 	held []heldRow
 	head int
 	out  heldRow // the row sendHeld sends
-	last regionCache
 	// At the end of the trace, the rows never ended that a region's end
 	// closes: they go out after the other halves, the innermost (latest
 	// begun) first, as rows that end together do (a wait before its
@@ -95,27 +73,28 @@ type heldRow struct {
 	pendingSeg
 }
 
-// regionCache is the last region asked about: consecutive rows are
-// mostly of one region.
-type regionCache struct {
+type regionSlot struct {
 	par uint64
 	region
 }
 
-func (c *clampState) region(par uint64) *region {
-	if c.last.par != par {
-		reg, _ := c.regions.get(par)
-		c.last = regionCache{par, reg}
+// region returns what is known of region par (state 0: nothing).
+func (c *clampState) region(par uint64) region {
+	if c.regions == nil {
+		return region{}
 	}
-	return &c.last.region
+	if s := &c.regions[hash64(par)&(regionSlots-1)]; s.par == par {
+		return s.region
+	}
+	return region{}
 }
 
 // set records what is now known of region par.
 func (c *clampState) set(par uint64, reg region) {
-	c.regions.put(par, reg)
-	if c.last.par == par {
-		c.last.region = reg
+	if c.regions == nil {
+		c.regions = make([]regionSlot, regionSlots)
 	}
+	c.regions[hash64(par)&(regionSlots-1)] = regionSlot{par, reg}
 }
 
 // clamped reports whether rows of kind k are clamped to their region.
@@ -130,10 +109,6 @@ func (pr *Pairer) ompEmit(r *Row) error {
 	o := pr.ompState()
 	c := &o.clamp
 	m := r.OMP
-	if o.graph == nil {
-		o.graph = NewGraph()
-	}
-	o.graph.Add(r)
 	switch {
 	case r.Kind == trace.OmpParallelBegin:
 		if r.Dur != Unpaired {
@@ -146,6 +121,10 @@ func (pr *Pairer) ompEmit(r *Row) error {
 		}
 		return pr.releaseHeld(false)
 	case !clamped(r.Kind):
+		if o.graph == nil {
+			o.graph = NewGraph()
+		}
+		o.graph.Add(r) // the task rows
 		return pr.Sink(pr.P, r)
 	}
 	// A work or sync row has its region from its implicit task's frame
@@ -162,7 +141,7 @@ func (pr *Pairer) ompEmit(r *Row) error {
 			c.closing = append(c.closing, pendingSeg{*r, *r.OMP})
 			return nil
 		}
-		clampTo(r, reg)
+		clampTo(r, &reg)
 	case reg.state != regionOpen:
 		// Its region's begin is not read yet (the worker's batch comes
 		// first in the file): which region end might come is unknown, and
@@ -226,7 +205,7 @@ func (pr *Pairer) sendHeld() error {
 	r := &h.row
 	r.OMP = &h.omp
 	if reg := c.region(h.par); reg.state == regionEnded {
-		clampTo(r, reg)
+		clampTo(r, &reg)
 	}
 	if c.head == len(c.held) {
 		c.held, c.head = c.held[:0], 0
@@ -260,7 +239,8 @@ func (pr *Pairer) releaseAll() error {
 	for i := range c.closing {
 		r := &c.closing[i].row
 		r.OMP = &c.closing[i].omp
-		clampTo(r, c.region(r.OMP.Parallel))
+		reg := c.region(r.OMP.Parallel)
+		clampTo(r, &reg)
 		if err := pr.Sink(pr.P, r); err != nil {
 			return err
 		}
