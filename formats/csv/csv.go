@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
@@ -81,11 +80,7 @@ func (w *Writer) Close(res *model.Result) error {
 
 // create makes the file of table for the trace and writes its header row.
 func (t *ompTables) create(table, header string) (*os.File, *bufio.Writer, error) {
-	path := omp.TablePath(t.events, table)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, nil, err
-	}
-	f, err := os.Create(path)
+	f, err := omp.CreateTable(t.events, table)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@
 package omp
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +39,16 @@ func TablePath(events, table string) string {
 	dir, base := filepath.Split(events)
 	base = strings.TrimPrefix(base, eventsTablePrefix)
 	return filepath.Join(dir, Dir, table+"-"+base)
+}
+
+// CreateTable creates the file of table for the trace whose events table
+// is at events (TablePath), and the directory Dir it lies in.
+func CreateTable(events, table string) (*os.File, error) {
+	path := TablePath(events, table)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
 }
 
 // Record is one row of the OpenMP table: a model.Row with its OMP,

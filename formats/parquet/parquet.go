@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -151,11 +150,7 @@ func (t *ompTables) add(p *model.Process, r *model.Row) error {
 		return nil
 	}
 	if t.w == nil {
-		path := omp.TablePath(t.events, omp.TableRows)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		f, err := os.Create(path)
+		f, err := omp.CreateTable(t.events, omp.TableRows)
 		if err != nil {
 			return err
 		}
@@ -204,11 +199,7 @@ func (t *ompTables) close(res *model.Result) error {
 	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
 		return nil
 	}
-	path := omp.TablePath(t.events, omp.TableDependences)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
+	f, err := omp.CreateTable(t.events, omp.TableDependences)
 	if err != nil {
 		return err
 	}
@@ -227,7 +218,7 @@ func (t *ompTables) close(res *model.Result) error {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return nil
 }
