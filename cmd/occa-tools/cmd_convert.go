@@ -17,6 +17,7 @@ import (
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
+	"github.com/libocca/occa-tools/formats/table"
 )
 
 var cmdConvert = &Command{
@@ -205,9 +206,9 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			Progress: func(off int64) { offsets[i].Store(off) },
 			Open: func(p *model.Process) error {
 				mu.Lock()
-				name := fmt.Sprintf("events-rank%05d%s", p.Rank, o.ext)
+				name := table.FileName(p.Rank, 0, o.ext)
 				for k := 1; used[name]; k++ { // two traces of one rank
-					name = fmt.Sprintf("events-rank%05d-%d%s", p.Rank, k, o.ext)
+					name = table.FileName(p.Rank, k, o.ext)
 				}
 				used[name] = true
 				files[i] = filepath.Join(*convertOut, name)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -50,17 +51,7 @@ func TestConvertCSV(t *testing.T) {
 		} else {
 			name = "convert-small.csv"
 		}
-		golden := filepath.Join("testdata", name+".golden")
-		if *update {
-			os.WriteFile(golden, b, 0o644)
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(b) != string(want) {
-			t.Errorf("%s differs from %s:\n%s", name, golden, b)
-		}
+		golden.Check(t, filepath.Join("testdata", name+".golden"), b)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/libocca/occa-tools/formats/golden"
 )
 
 // runGolden runs each command line in a directory of test traces and
@@ -30,19 +32,7 @@ func runGolden(t *testing.T, cases [][2]string) {
 			var stdout, stderr bytes.Buffer
 			status := run(strings.Fields(args), &Env{Stdout: &stdout, Stderr: &stderr})
 			got := fmt.Sprintf("$ occa-tools %s\nexit status %d\n-- stdout --\n%s-- stderr --\n%s", args, status, stdout.String(), stderr.String())
-			golden := filepath.Join(wd, "testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (rerun with -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, filepath.Join(wd, "testdata", name+".golden"), []byte(got))
 		})
 	}
 }

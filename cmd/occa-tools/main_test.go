@@ -3,17 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // writeTraces makes the test traces in dir: small.occa (complete),
 // cut.occa (no final stats), nodefs.occa, damaged.occa (a flipped bit in
@@ -87,20 +85,7 @@ func TestCommands(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			status := run(strings.Fields(c.args), &Env{Stdout: &stdout, Stderr: &stderr})
 			got := fmt.Sprintf("$ occa-tools %s\nexit status %d\n-- stdout --\n%s-- stderr --\n%s", c.args, status, stdout.String(), stderr.String())
-			golden := filepath.Join(wd, "testdata", c.name+".golden")
-			if *update {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (rerun with -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, filepath.Join(wd, "testdata", c.name+".golden"), []byte(got))
 		})
 	}
 }

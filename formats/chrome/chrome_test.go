@@ -3,7 +3,6 @@ package chrome
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,12 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 type event struct {
 	Ph   string         `json:"ph"`
@@ -129,19 +127,7 @@ func TestSmall(t *testing.T) {
 	if nonMeta != rows+1 { // every row, plus axpy's device side
 		t.Errorf("%d events for %d rows", nonMeta, rows)
 	}
-	golden := filepath.Join("testdata", "small.json")
-	norm := bytes.ReplaceAll(b, []byte(dir), []byte("$DIR"))
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, norm, 0o644)
-	}
-	wantB, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(norm, wantB) {
-		t.Errorf("output differs from %s (go test -update):\n%s", golden, norm)
-	}
+	golden.Check(t, filepath.Join("testdata", "small.json"), bytes.ReplaceAll(b, []byte(dir), []byte("$DIR")))
 }
 
 func TestAppendMicros(t *testing.T) {

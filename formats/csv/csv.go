@@ -12,13 +12,9 @@ package csv
 import (
 	"bufio"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
@@ -38,12 +34,10 @@ type Writer struct {
 // dependences table on Close.
 type ompTables struct {
 	events string // the events table's path
-	p      *model.Process
 	f      *os.File
 	bw     *bufio.Writer
 	fl     *omp.Flattener
 	rec    omp.Record
-	graph  *omp.Graph
 }
 
 // Create makes the file at path for process p and writes the header row.
@@ -53,7 +47,7 @@ func Create(path string, p *model.Process) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), fl: model.NewFlattener(p), omp: ompTables{events: path}}
-	w.bw.WriteString(strings.Join(model.Columns, ",") + "\r\n")
+	w.bw.WriteString(model.Events.CSVHeader())
 	return w, nil
 }
 
@@ -63,56 +57,14 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 		return w.omp.add(p, r, &w.b)
 	}
 	w.fl.Flatten(&w.rec, r)
-	w.b = AppendRecord(w.b[:0], &w.rec)
+	w.b = model.Events.AppendCSV(w.b[:0], &w.rec)
 	_, err := w.bw.Write(w.b)
 	return err
 }
 
-// AppendRecord appends rec as one CSV line (with CRLF).
-func AppendRecord(b []byte, r *model.Record) []byte {
-	i := func(v int64) { b = strconv.AppendInt(b, v, 10); b = append(b, ',') }
-	s := func(v string) { b = appendField(b, v); b = append(b, ',') }
-	i(int64(r.Rank))
-	s(r.Host)
-	i(r.PID)
-	i(int64(r.Thread))
-	i(r.TID)
-	s(r.Kind)
-	s(r.Name)
-	i(r.Start)
-	i(r.Duration)
-	i(int64(r.Status))
-	i(r.Corr)
-	s(r.Device)
-	i(r.DeviceID)
-	i(r.Stream)
-	i(r.Kernel)
-	i(r.Memory)
-	i(r.Src)
-	i(r.Dst)
-	i(r.Bytes)
-	s(r.Dir)
-	i(r.Aux)
-	if r.DevStart != 0 {
-		b = strconv.AppendInt(b, r.DevStart, 10)
-	}
-	b = append(b, ',')
-	b = strconv.AppendInt(b, r.DevDur, 10)
-	return append(b, '\r', '\n')
-}
-
-func appendField(b []byte, s string) []byte {
-	if !strings.ContainsAny(s, ",\"\r\n") {
-		return append(b, s...)
-	}
-	b = append(b, '"')
-	b = append(b, strings.ReplaceAll(s, `"`, `""`)...)
-	return append(b, '"')
-}
-
 // Close finishes the file, and the OpenMP tables when the trace had OpenMP
 // rows.
-func (w *Writer) Close(*model.Result) error {
+func (w *Writer) Close(res *model.Result) error {
 	err := w.bw.Flush()
 	if e := w.f.Close(); err == nil {
 		err = e
@@ -120,53 +72,44 @@ func (w *Writer) Close(*model.Result) error {
 	if err != nil {
 		err = fmt.Errorf("%s: %w", w.f.Name(), err)
 	}
-	if e := w.omp.close(); err == nil {
+	if e := w.omp.close(res); err == nil {
 		err = e
 	}
 	return err
 }
 
 // create makes the file of table for the trace and writes its header row.
-func (t *ompTables) create(table string, columns []string) (*os.File, *bufio.Writer, error) {
-	path := omp.TablePath(t.events, table)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, nil, err
-	}
-	f, err := os.Create(path)
+func (t *ompTables) create(table, header string) (*os.File, *bufio.Writer, error) {
+	f, err := omp.CreateTable(t.events, table)
 	if err != nil {
 		return nil, nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	bw.WriteString(strings.Join(columns, ",") + "\r\n")
+	bw.WriteString(header)
 	return f, bw, nil
 }
 
-// add writes an OpenMP row: to the OpenMP table (made at the first) and,
-// for task rows, to the graph of the dependences table.
+// add writes an OpenMP row to the OpenMP table (made at the first).
 func (t *ompTables) add(p *model.Process, r *model.Row, b *[]byte) error {
-	if t.graph == nil {
-		t.graph, t.p = omp.NewGraph(), p
-	}
-	t.graph.Add(r)
 	if !omp.InTable(r) {
 		return nil
 	}
 	if t.f == nil {
 		var err error
-		if t.f, t.bw, err = t.create(omp.TableRows, omp.Columns); err != nil {
+		if t.f, t.bw, err = t.create(omp.TableRows, omp.Rows.CSVHeader()); err != nil {
 			return err
 		}
 		t.fl = omp.NewFlattener(p)
 	}
 	t.fl.Flatten(&t.rec, r)
-	*b = AppendOMPRecord((*b)[:0], &t.rec)
+	*b = omp.Rows.AppendCSV((*b)[:0], &t.rec)
 	_, err := t.bw.Write(*b)
 	return err
 }
 
 // close finishes the OpenMP table and writes the dependences table, when
-// the trace had tasks.
-func (t *ompTables) close() error {
+// the trace had tasks (res.Tasks).
+func (t *ompTables) close(res *model.Result) error {
 	if t.f != nil {
 		err := t.bw.Flush()
 		if e := t.f.Close(); err == nil {
@@ -176,16 +119,16 @@ func (t *ompTables) close() error {
 			return fmt.Errorf("%s: %w", t.f.Name(), err)
 		}
 	}
-	if t.graph == nil || t.graph.Empty() {
+	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
 		return nil
 	}
-	f, bw, err := t.create(omp.TableDependences, omp.EdgeColumns)
+	f, bw, err := t.create(omp.TableDependences, omp.Dependences.CSVHeader())
 	if err != nil {
 		return err
 	}
 	var b []byte
-	for _, e := range omp.EdgeRecords(t.p, t.graph) {
-		b = AppendEdgeRecord(b[:0], &e)
+	for _, e := range omp.EdgeRecords(res.Process, res.Tasks) {
+		b = omp.Dependences.AppendCSV(b[:0], &e)
 		bw.Write(b)
 	}
 	err = bw.Flush()
@@ -198,83 +141,20 @@ func (t *ompTables) close() error {
 	return nil
 }
 
-// AppendOMPRecord appends r as one CSV line (with CRLF).
-func AppendOMPRecord(b []byte, r *omp.Record) []byte {
-	i := func(v int64) { b = strconv.AppendInt(b, v, 10); b = append(b, ',') }
-	s := func(v string) { b = appendField(b, v); b = append(b, ',') }
-	i(int64(r.Rank))
-	s(r.Host)
-	i(r.PID)
-	i(int64(r.Thread))
-	i(r.TID)
-	s(r.Kind)
-	i(r.Start)
-	i(r.Duration)
-	i(r.ID)
-	i(r.Parallel)
-	i(r.Task)
-	i(r.Parent)
-	i(int64(r.ThreadNum))
-	i(int64(r.TeamSize))
-	i(int64(r.Type))
-	s(r.TypeName)
-	i(r.Count)
-	i(r.Flags)
-	i(r.Launch)
-	i(int64(r.Status))
-	s(strconv.FormatBool(r.Completed))
-	if r.Created != 0 {
-		b = strconv.AppendInt(b, r.Created, 10)
-	}
-	b = append(b, ',')
-	i(r.Address)
-	b = strconv.AppendInt(b, r.TaskTime, 10)
-	return append(b, '\r', '\n')
-}
-
-// AppendEdgeRecord appends e as one CSV line (with CRLF).
-func AppendEdgeRecord(b []byte, e *omp.EdgeRecord) []byte {
-	i := func(v int64) { b = strconv.AppendInt(b, v, 10); b = append(b, ',') }
-	i(int64(e.Rank))
-	b = append(appendField(b, e.Host), ',')
-	i(e.PID)
-	i(e.Src)
-	i(e.Sink)
-	b = append(appendField(b, e.Source), ',')
-	i(e.Address)
-	i(e.Parent)
-	b = strconv.AppendInt(b, e.Launch, 10)
-	return append(b, '\r', '\n')
-}
-
-// FileName is the name of rank's file in an output directory.
-func FileName(rank int64) string {
-	return fmt.Sprintf("events-rank%05d.csv", rank)
-}
-
 // ProcessesFile is the name of the process table in an output directory. Its
 // leading underscore makes pyarrow (pandas.read_parquet) skip it, and it
 // does not match DuckDB's *.parquet globs.
 const ProcessesFile = "_processes.csv"
 
-// ProcessColumns are the columns of the process table.
-var ProcessColumns = []string{"rank", "host", "pid", "ppid", "world_size", "rank_source", "executable", "cmdline",
-	"tool_version", "config_path", "config_text", "clock_source", "wall_start_ns", "mono_start_ns", "trace",
-	"events", "dropped", "complete", "damaged_parts"}
-
-// WriteProcesses writes the process table: one row per trace, cmdline as a
-// JSON array.
+// WriteProcesses writes the process table (model.Processes). It quotes
+// with encoding/csv, which also quotes a field that starts with a space,
+// as _processes.csv always has.
 func WriteProcesses(w io.Writer, infos []model.ProcessInfo) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
-	cw.Write(ProcessColumns)
-	for _, i := range infos {
-		cmd, _ := json.Marshal(i.Cmdline)
-		d := strconv.FormatInt
-		cw.Write([]string{d(i.Rank, 10), i.Host, d(i.PID, 10), d(i.PPID, 10), d(i.WorldSize, 10), i.RankSource, i.Executable,
-			string(cmd), i.ToolVersion, i.ConfigPath, i.ConfigText, i.ClockSource, d(i.WallStart, 10), d(i.MonoStart, 10),
-			i.Trace, strconv.FormatUint(i.Events, 10), strconv.FormatUint(i.Dropped, 10), strconv.FormatBool(i.Complete),
-			strconv.Itoa(i.Damaged)})
+	cw.Write(model.Processes.Names())
+	for i := range infos {
+		cw.Write(model.Processes.Strings(&infos[i]))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -2,19 +2,18 @@ package csv
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // convert writes the trace in (written by write) as the convert command
 // does, into a new directory, and returns that directory.
@@ -32,7 +31,7 @@ func convert(t *testing.T, write func(*bytes.Buffer) error) string {
 	var w *Writer
 	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
 		var err error
-		w, err = Create(filepath.Join(out, FileName(p.Rank)), p)
+		w, err = Create(filepath.Join(out, table.FileName(p.Rank, 0, ".csv")), p)
 		return err
 	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
 	if err != nil {
@@ -56,17 +55,7 @@ func TestOpenMP(t *testing.T) {
 		}
 		fmt.Fprintf(&dump, "== %s\n%s", name, b)
 	}
-	golden := filepath.Join("testdata", "omp.csv")
-	if *update {
-		os.WriteFile(golden, dump.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(dump.Bytes(), want) {
-		t.Errorf("output differs from %s (go test -update):\n%s", golden, dump.Bytes())
-	}
+	golden.Check(t, filepath.Join("testdata", "omp.csv"), dump.Bytes())
 }
 
 // A trace without OpenMP rows gets no OpenMP tables.

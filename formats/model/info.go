@@ -1,5 +1,9 @@
 package model
 
+import (
+	"github.com/libocca/occa-tools/formats/table"
+)
+
 // ProcessInfo describes one process (trace file) for the metadata table of
 // the outputs (_processes.csv, and the Parquet key-value metadata).
 type ProcessInfo struct {
@@ -39,3 +43,27 @@ func Info(p *Process, res *Result) ProcessInfo {
 	}
 	return i
 }
+
+// Processes is the process table, _processes.csv (formats/table); the
+// Parquet files carry the same fields as JSON metadata.
+var Processes = table.Table[ProcessInfo]{Name: "processes", Columns: []table.Column{
+	{Name: "rank", Field: "Rank", Type: table.Int64, Doc: "MPI rank (or input index)"},
+	{Name: "host", Field: "Host", Type: table.String, Doc: "host name"},
+	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "process id"},
+	{Name: "ppid", Field: "PPID", Type: table.Int64, Doc: "parent process id"},
+	{Name: "world_size", Field: "WorldSize", Type: table.Int64, Doc: "MPI world size, 0 unknown"},
+	{Name: "rank_source", Field: "RankSource", Type: table.String, Doc: "where the rank came from (the launcher's variable)"},
+	{Name: "executable", Field: "Executable", Type: table.String, Doc: "the program"},
+	{Name: "cmdline", Field: "Cmdline", Type: table.JSON, Doc: "the command line, a JSON array"},
+	{Name: "tool_version", Field: "ToolVersion", Type: table.String, Doc: "the occa-tools version that wrote the trace"},
+	{Name: "config_path", Field: "ConfigPath", Type: table.String, Doc: "the config file used"},
+	{Name: "config_text", Field: "ConfigText", Type: table.String, Doc: "the config used"},
+	{Name: "clock_source", Field: "ClockSource", Type: table.String, Doc: "the clock of the trace's times"},
+	{Name: "wall_start_ns", Field: "WallStart", Type: table.Int64, Unit: "unix ns", Doc: "the wall time at the trace's start (the epoch)"},
+	{Name: "mono_start_ns", Field: "MonoStart", Type: table.Int64, Unit: "ns", Doc: "CLOCK_MONOTONIC at the trace's start (the epoch)"},
+	{Name: "trace", Field: "Trace", Type: table.String, Doc: "the input path"},
+	{Name: "events", Field: "Events", Type: table.Uint64, Doc: "events read"},
+	{Name: "dropped", Field: "Dropped", Type: table.Uint64, Doc: "events lost, from the trace's stats"},
+	{Name: "complete", Field: "Complete", Type: table.Bool, Doc: "closed cleanly"},
+	{Name: "damaged_parts", Field: "Damaged", Type: table.Int64, Doc: "chunks skipped with -salvage"},
+}}

@@ -1,18 +1,22 @@
-// Package model turns a trace's event stream into rows: each begin/end pair
-// becomes one span with a start and a duration, each instant its own row,
-// and a kernel launch carries its device-side time when the trace has one.
-// The Parquet, CSV, Perfetto and summary outputs all read these rows, so
-// they agree on what a kernel call or a copy is.
+// Package model is the analysis layer: it turns a trace's event stream
+// into finished rows, once, for every output. Each begin/end pair becomes
+// one span with a start and a duration, each instant its own row, and a
+// kernel launch carries its device-side time when the trace has one. The
+// Parquet, CSV, Perfetto, Chrome and summary outputs all read these rows,
+// so they agree on what a kernel call or a copy is and how long it took.
 //
-// Pairing is streaming: memory holds the begins still open, the open user
-// regions per thread, and a bounded window of finished launches that wait
-// for their device time (see Pairer). Each is bounded (MaxOpen, MaxDepth,
-// Pairer.Window), so that a trace that lost ends by the million, or a
-// hostile one, is read in bounded memory: what passes a bound goes out as
-// a half. OpenMP events (trace format 1.1)
+// Pairing is streaming: memory holds the begins still open (begins.go),
+// the open user regions per thread, and a bounded window of finished
+// launches that wait for their device time (launchindex.go). Each is
+// bounded (MaxOpen, MaxDepth, Pairer.Window), so that a trace that lost
+// ends by the million, or a hostile one, is read in bounded memory: what
+// passes a bound goes out as a half. OpenMP events (trace format 1.1)
 // become rows with an OMP (omp.go); for them memory also holds each
 // thread's open implicit tasks and waits and the created tasks not yet
-// completed.
+// completed. A worker's late implicit-task end is clamped to its parallel
+// region here (ompclamp.go), and the task dependence graph is gathered
+// from the rows (taskgraph.go, Result.Tasks). The output tables' columns
+// are declared next to their records (record.go, info.go).
 package model
 
 import (
@@ -30,10 +34,7 @@ type Row struct {
 	// Kind is the begin kind of a span (RunBegin for a kernel launch), the
 	// kind of an instant, RegionPush for a user region, or DeviceTime for a
 	// device time whose launch was not found.
-	Kind trace.Kind
-	// Early is set on a kernel launch whose row was already given, without
-	// its device time, to the process's launch hook (Process.OnLaunchEnd).
-	Early  bool
+	Kind   trace.Kind
 	Thread uint32
 	Start  int64
 	// Dur is the span's length in ns; 0 for an instant; -1 when only one half
@@ -99,24 +100,6 @@ type Process struct {
 	// Rank is the header's rank, or when it has none (-1) the file's index
 	// among the inputs, so that every process has a distinct rank.
 	Rank int64
-
-	launchEnd Sink // see OnLaunchEnd
-}
-
-// OnLaunchEnd sets a hook that the Pairer reading p calls with each paired
-// kernel launch as soon as its end pairs, before the launch waits for its
-// device time (DevDur is then -1). The launch still reaches the Sink later,
-// as before, with its device time when found and Row.Early set. A consumer
-// may so take a launch's host-side figures in end order and its device
-// side later. The first hook set stays: OnLaunchEnd reports whether fn is
-// now p's hook (false when another was set before). Call it from the
-// goroutine that feeds the Pairer, e.g. from its Sink.
-func (p *Process) OnLaunchEnd(fn Sink) bool {
-	if p.launchEnd != nil || fn == nil {
-		return false
-	}
-	p.launchEnd = fn
-	return true
 }
 
 // WallTime converts a trace time to unix ns.
@@ -165,7 +148,12 @@ func NewPairer(p *Process, sink Sink) *Pairer {
 		open: make(map[uint64]trace.Event), regions: make(map[uint32][]trace.Event)}
 }
 
-func (pr *Pairer) emit(r *Row) error { return pr.Sink(pr.P, r) }
+func (pr *Pairer) emit(r *Row) error {
+	if r.OMP != nil {
+		return pr.ompEmit(r)
+	}
+	return pr.Sink(pr.P, r)
+}
 
 // Add takes the next event in file order.
 func (pr *Pairer) Add(e *trace.Event) error {
@@ -188,12 +176,8 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		if b == nil {
 			return pr.half(e)
 		}
-		if b.Kind == trace.RunBegin {
-			if pr.P.launchEnd == nil && pr.Window > 0 {
-				return pr.waitIn(b, e)
-			}
-			pr.fill(r, b, e)
-			return pr.wait(r)
+		if b.Kind == trace.RunBegin && pr.Window > 0 {
+			return pr.waitIn(b, e) // until its device time comes
 		}
 		pr.fill(r, b, e)
 		return pr.emit(r)
@@ -342,8 +326,8 @@ var statusArg = func() (a [256]int8) {
 	return a
 }()
 
-// waitIn is wait for the launch of begin b and end e, filled in its ring
-// slot instead of copied there, when there is a ring and no launch hook.
+// waitIn puts the launch of begin b and end e in the ring until its
+// device time comes, filled in its ring slot.
 func (pr *Pairer) waitIn(b, e *trace.Event) error {
 	if pr.n == len(pr.ring) {
 		if err := pr.makeRoom(); err != nil {
@@ -356,29 +340,6 @@ func (pr *Pairer) waitIn(b, e *trace.Event) error {
 	}
 	r := &pr.ring[i]
 	pr.fill(r, b, e)
-	pr.n++
-	pr.index(r.Corr, i)
-	return nil
-}
-
-// wait puts a finished launch in the ring until its device time comes.
-func (pr *Pairer) wait(r *Row) error {
-	if h := pr.P.launchEnd; h != nil {
-		if err := h(pr.P, r); err != nil {
-			return err
-		}
-		r.Early = true
-	}
-	if pr.Window <= 0 {
-		return pr.emit(r)
-	}
-	if pr.n == len(pr.ring) {
-		if err := pr.makeRoom(); err != nil {
-			return err
-		}
-	}
-	i := (pr.head + pr.n) % len(pr.ring)
-	pr.ring[i] = *r
 	pr.n++
 	pr.index(r.Corr, i)
 	return nil
@@ -425,7 +386,7 @@ func (pr *Pairer) pop() error {
 		pr.head = 0
 	}
 	pr.n--
-	return pr.emit(r) // from its slot: no copy, and pr.row, which wait's r may be, stays
+	return pr.emit(r) // from its slot: no copy
 }
 
 func (pr *Pairer) deviceTime(e *trace.Event) error {
@@ -478,11 +439,26 @@ func (pr *Pairer) Flush() error {
 	}
 	clear(pr.open)
 	clear(pr.regions)
+	if pr.omp != nil {
+		pr.omp.clamp.flushing = true
+	}
 	if err := pr.halves(rest); err != nil {
+		return err
+	}
+	if err := pr.ompFlushHeld(); err != nil {
 		return err
 	}
 	pr.ompReset()
 	return nil
+}
+
+// Tasks returns the task graph of the OpenMP rows sent out so far, nil
+// when there were none.
+func (pr *Pairer) Tasks() *Graph {
+	if pr.omp == nil {
+		return nil
+	}
+	return pr.omp.graph
 }
 
 // Options says how Read reads a trace.
@@ -533,6 +509,7 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 			if ferr := pr.Flush(); ferr != nil {
 				return res, ferr
 			}
+			res.Tasks = pr.Tasks()
 			return res, fmt.Errorf("%s: %w", path, err)
 		}
 		res.Events++
@@ -547,12 +524,16 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 		return res, err
 	}
 	res.fill(r)
+	res.Tasks = pr.Tasks()
 	return res, nil
 }
 
 // Result is what Read learned besides the rows.
 type Result struct {
-	Process  *Process
+	Process *Process
+	// Tasks is the task graph of the trace's OpenMP rows, nil when it has
+	// none.
+	Tasks    *Graph
 	Events   uint64
 	Stats    *trace.Stats // last stats chunk, nil when none
 	Complete bool         // closed cleanly

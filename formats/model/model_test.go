@@ -2,18 +2,16 @@ package model
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func writeSmall(t testing.TB, o tracetest.SmallOptions) string {
 	t.Helper()
@@ -28,24 +26,6 @@ func writeSmall(t testing.TB, o tracetest.SmallOptions) string {
 	return path
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update):\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
-}
-
 func dump(t *testing.T, path string, window int) []byte {
 	var out bytes.Buffer
 	_, err := Read(path, 0, Options{Window: window}, func(p *Process, r *Row) error { return Format(&out, p, r) })
@@ -56,14 +36,14 @@ func dump(t *testing.T, path string, window int) []byte {
 }
 
 func TestGolden(t *testing.T) {
-	golden(t, "small.rows", dump(t, writeSmall(t, tracetest.SmallOptions{}), 0))
-	golden(t, "small-nodefs.rows", dump(t, writeSmall(t, tracetest.SmallOptions{NoDefs: true}), 0))
+	golden.Check(t, filepath.Join("testdata", "small.rows"), dump(t, writeSmall(t, tracetest.SmallOptions{}), 0))
+	golden.Check(t, filepath.Join("testdata", "small-nodefs.rows"), dump(t, writeSmall(t, tracetest.SmallOptions{NoDefs: true}), 0))
 }
 
 // With no window, launches go out before their device time: it becomes a
 // row of its own, and nothing is lost.
 func TestNoWindow(t *testing.T) {
-	golden(t, "small-nowindow.rows", dump(t, writeSmall(t, tracetest.SmallOptions{}), -1))
+	golden.Check(t, filepath.Join("testdata", "small-nowindow.rows"), dump(t, writeSmall(t, tracetest.SmallOptions{}), -1))
 }
 
 // Every event ends up in exactly one row (two for a pair), whatever the
@@ -336,7 +316,7 @@ func TestWaitIndex(t *testing.T) {
 // reported dependences; halves for what was still open at the end.
 func TestGoldenOpenMP(t *testing.T) {
 	path := omptest.SmallFile(t)
-	golden(t, "omp.rows", dump(t, path, 0))
+	golden.Check(t, filepath.Join("testdata", "omp.rows"), dump(t, path, 0))
 	// A real trace (formats/omp/testdata/t1.c run with LLVM's libomp).
-	golden(t, "omp-t1.rows", dump(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"), 0))
+	golden.Check(t, filepath.Join("testdata", "omp-t1.rows"), dump(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"), 0))
 }

@@ -154,6 +154,8 @@ type ompState struct {
 	npending int
 	// The last launch whose kernel was found.
 	lastLaunch, lastKernel uint64
+	clamp                  clampState // ompclamp.go
+	graph                  *Graph     // taskgraph.go
 }
 
 type ompTask struct {
@@ -252,6 +254,9 @@ func (pr *Pairer) ompBegin(e *trace.Event) error {
 	a := &e.Args
 	switch e.Kind {
 	case trace.OmpParallelBegin, trace.OmpImplicitTaskBegin:
+		if e.Kind == trace.OmpParallelBegin {
+			o.clamp.set(a[0], region{thread: e.Thread, state: regionOpen})
+		}
 		ev := *e
 		ev.Args[5] = pr.launchKernel(a[4], e.Thread)
 		if e.Kind == trace.OmpImplicitTaskBegin {
@@ -518,6 +523,15 @@ func (pr *Pairer) ompFlush() error {
 	return pr.flushPending() // those whose task was never created
 }
 
+// ompFlushHeld sends out, after the halves, the rows still held for their
+// region's end.
+func (pr *Pairer) ompFlushHeld() error {
+	if pr.omp == nil {
+		return nil
+	}
+	return pr.releaseAll()
+}
+
 // ompReset forgets the open implicit tasks and waits once Flush has sent
 // out the halves (which read them).
 func (pr *Pairer) ompReset() {
@@ -525,5 +539,6 @@ func (pr *Pairer) ompReset() {
 		for _, th := range o.threads {
 			th.implicit, th.waits, th.base = th.implicit[:0], th.waits[:0], 0
 		}
+		o.clamp = clampState{}
 	}
 }

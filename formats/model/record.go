@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -10,8 +11,9 @@ import (
 const SchemaVersion = "1.0"
 
 // Record is one output row of the events table: a Row flattened with its
-// process and names resolved. Field tags give the Parquet column names and
-// types; CSV uses the same names in the same order.
+// process and names resolved. Its fields are the columns of Events, in
+// order; their tags, which parquet-go reads, are Events' ParquetTags
+// (TestTables checks both).
 type Record struct {
 	Rank     int32  `parquet:"rank"`
 	Host     string `parquet:"host,dict"`
@@ -39,10 +41,33 @@ type Record struct {
 	DevDur   int64 `parquet:"device_duration_ns"`
 }
 
-// Columns lists Record's column names in order.
-var Columns = []string{"rank", "host", "pid", "thread", "tid", "kind", "name", "start", "duration_ns", "status",
-	"correlation_id", "device", "device_id", "stream", "kernel_id", "memory", "src_memory", "dst_memory", "bytes",
-	"direction", "aux", "device_start", "device_duration_ns"}
+// Events is the events table: Record's columns, in order. The CSV and
+// Parquet writers and SCHEMA.md derive from it (formats/table).
+var Events = table.Table[Record]{Name: "events", Append: appendEventsCSV, Columns: []table.Column{
+	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "MPI rank (or input index)"},
+	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "host name"},
+	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "process id"},
+	{Name: "thread", Field: "Thread", Type: table.Int32, Doc: "thread index in the trace"},
+	{Name: "tid", Field: "TID", Type: table.Int64, Doc: "OS thread id (0 when unknown)"},
+	{Name: "kind", Field: "Kind", Type: table.String, Dict: true, Doc: "row kind (above)"},
+	{Name: "name", Field: "Name", Type: table.String, Dict: true, Doc: "kernel, region, marker, tag, ..."},
+	{Name: "start", Field: "Start", Type: table.Time, Unit: "unix ns", Doc: "start"},
+	{Name: "duration_ns", Field: "Duration", Type: table.Int64, Unit: "ns", Doc: "length; 0 instants; -1 unpaired"},
+	{Name: "status", Field: "Status", Type: table.Int32, Doc: "0 ok, 1 failed"},
+	{Name: "correlation_id", Field: "Corr", Type: table.Int64, Doc: "correlation id of the pair"},
+	{Name: "device", Field: "Device", Type: table.String, Dict: true, Doc: "device name, `CUDA:0`, `Serial`; \"\" none"},
+	{Name: "device_id", Field: "DeviceID", Type: table.Int64, Doc: "device object id in the trace"},
+	{Name: "stream", Field: "Stream", Type: table.Int64, Doc: "stream object id (0 = the device's current)"},
+	{Name: "kernel_id", Field: "Kernel", Type: table.Int64, Doc: "kernel object id"},
+	{Name: "memory", Field: "Memory", Type: table.Int64, Doc: "memory object id"},
+	{Name: "src_memory", Field: "Src", Type: table.Int64, Doc: "copy source (0 = host)"},
+	{Name: "dst_memory", Field: "Dst", Type: table.Int64, Doc: "copy destination (0 = host)"},
+	{Name: "bytes", Field: "Bytes", Type: table.Int64, Unit: "bytes", Doc: "bytes; events lost for `dropped`"},
+	{Name: "direction", Field: "Dir", Type: table.String, Dict: true, Doc: "`H2D`, `D2H`, `D2D`, `H2H` for copies, \"\" otherwise"},
+	{Name: "aux", Field: "Aux", Type: table.Int64, Doc: "kind-specific (above)"},
+	{Name: "device_start", Field: "DevStart", Type: table.Time, Null: true, Unit: "unix ns", Doc: "device-side start"},
+	{Name: "device_duration_ns", Field: "DevDur", Type: table.Int64, Unit: "ns", Doc: "device-side length; -1 when none"},
+}}
 
 // Flattener turns rows of one process into Records, caching names.
 type Flattener struct {

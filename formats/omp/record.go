@@ -1,10 +1,16 @@
+// Package omp lays out a trace's OpenMP rows (model.OMP) and its task
+// dependence edges (model.Graph) as the OpenMP and dependences tables of
+// formats/parquet/SCHEMA.md: their column declarations (Rows,
+// Dependences), records and file paths.
 package omp
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -35,10 +41,20 @@ func TablePath(events, table string) string {
 	return filepath.Join(dir, Dir, table+"-"+base)
 }
 
+// CreateTable creates the file of table for the trace whose events table
+// is at events (TablePath), and the directory Dir it lies in.
+func CreateTable(events, table string) (*os.File, error) {
+	path := TablePath(events, table)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
+}
+
 // Record is one row of the OpenMP table: a model.Row with its OMP,
-// flattened with its process and names resolved. Field tags give the
-// Parquet column names and types; CSV uses the same names in the same
-// order. SCHEMA.md describes each column per kind.
+// flattened with its process and names resolved. Its fields are the
+// columns of Rows, in order, tagged with their ParquetTags. SCHEMA.md
+// describes each column per kind.
 type Record struct {
 	Rank      int32  `parquet:"rank"`
 	Host      string `parquet:"host,dict"`
@@ -67,10 +83,33 @@ type Record struct {
 	TaskTime int64 `parquet:"task_ns"`
 }
 
-// Columns lists Record's column names in order.
-var Columns = []string{"rank", "host", "pid", "thread", "tid", "kind", "start", "duration_ns", "id", "parallel", "task",
-	"parent_task", "thread_num", "team_size", "type", "type_name", "count", "flags", "launch", "status",
-	"completed", "created", "address", "task_ns"}
+// Rows is the OpenMP table: Record's columns, in order (formats/table).
+var Rows = table.Table[Record]{Name: "openmp", Append: appendRowsCSV, Columns: []table.Column{
+	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "as in the events table"},
+	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "as in the events table"},
+	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "as in the events table"},
+	{Name: "thread", Field: "Thread", Type: table.Int32, Doc: "as in the events table"},
+	{Name: "tid", Field: "TID", Type: table.Int64, Doc: "as in the events table"},
+	{Name: "kind", Field: "Kind", Type: table.String, Dict: true, Doc: "row kind (above)"},
+	{Name: "start", Field: "Start", Type: table.Time, Unit: "unix ns", Doc: "start"},
+	{Name: "duration_ns", Field: "Duration", Type: table.Int64, Unit: "ns", Doc: "length; 0 instants; -1 unpaired"},
+	{Name: "id", Field: "ID", Type: table.Int64, Doc: "the row's id (table above): the id its begin and end share"},
+	{Name: "parallel", Field: "Parallel", Type: table.Int64, Doc: "parallel region, 0 none"},
+	{Name: "task", Field: "Task", Type: table.Int64, Doc: "the task the row is about, 0 none"},
+	{Name: "parent_task", Field: "Parent", Type: table.Int64, Doc: "a region's encountering task, an explicit task's parent"},
+	{Name: "thread_num", Field: "ThreadNum", Type: table.Int32, Doc: "the thread's number in its team"},
+	{Name: "team_size", Field: "TeamSize", Type: table.Int32, Doc: "team size (requested for `omp_parallel`, actual otherwise)"},
+	{Name: "type", Field: "Type", Type: table.Int32, Doc: "thread type, work type, sync kind or dependence type"},
+	{Name: "type_name", Field: "TypeName", Type: table.String, Dict: true, Doc: "its name"},
+	{Name: "count", Field: "Count", Type: table.Int64, Doc: "a work region's iteration count"},
+	{Name: "flags", Field: "Flags", Type: table.Int64, Doc: "OMPT parallel or task flags"},
+	{Name: "launch", Field: "Launch", Type: table.Int64, Doc: "correlation_id of the OCCA kernel launch (`run` row) the row happened in; 0 outside launches"},
+	{Name: "status", Field: "Status", Type: table.Int32, Doc: "a segment's ending prior_status"},
+	{Name: "completed", Field: "Completed", Type: table.Bool, Doc: "the segment completed its task"},
+	{Name: "created", Field: "Created", Type: table.Time, Null: true, Unit: "unix ns", Doc: "the task's creation time"},
+	{Name: "address", Field: "Address", Type: table.Int64, Doc: "a depend item's variable address"},
+	{Name: "task_ns", Field: "TaskTime", Type: table.Int64, Unit: "ns", Doc: "a wait's time spent running explicit tasks"},
+}}
 
 // InTable reports whether r is a row of the OpenMP table: every OpenMP row
 // but the reported dependences, which the dependences table holds.
@@ -108,7 +147,8 @@ func (f *Flattener) Flatten(rec *Record, r *model.Row) {
 	rec.TID = tid
 }
 
-// EdgeRecord is one row of the dependences table.
+// EdgeRecord is one row of the dependences table, the columns of
+// Dependences.
 type EdgeRecord struct {
 	Rank    int32  `parquet:"rank"`
 	Host    string `parquet:"host,dict"`
@@ -121,12 +161,23 @@ type EdgeRecord struct {
 	Launch  int64  `parquet:"launch"`
 }
 
-// EdgeColumns lists EdgeRecord's column names in order.
-var EdgeColumns = []string{"rank", "host", "pid", "src_task", "sink_task", "source", "address", "parent_task", "launch"}
+// Dependences is the dependences table: EdgeRecord's columns, in order
+// (formats/table).
+var Dependences = table.Table[EdgeRecord]{Name: "dependences", Append: appendDependencesCSV, Columns: []table.Column{
+	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "as in the events table"},
+	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "as in the events table"},
+	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "as in the events table"},
+	{Name: "src_task", Field: "Src", Type: table.Int64, Doc: "the task depended on"},
+	{Name: "sink_task", Field: "Sink", Type: table.Int64, Doc: "the dependent task"},
+	{Name: "source", Field: "Source", Type: table.String, Dict: true, Doc: "`depend`, `runtime` or `both`"},
+	{Name: "address", Field: "Address", Type: table.Int64, Doc: "the variable whose items gave the edge (the first when several did); 0 for a `runtime` edge"},
+	{Name: "parent_task", Field: "Parent", Type: table.Int64, Doc: "the sink's parent task"},
+	{Name: "launch", Field: "Launch", Type: table.Int64, Doc: "the OCCA launch the sink was created in, 0 outside"},
+}}
 
 // EdgeRecords returns the dependences table of p's graph g: its edges
-// (Graph.Edges) with the sink's parent task and launch.
-func EdgeRecords(p *model.Process, g *Graph) []EdgeRecord {
+// (model.Graph.Edges) with the sink's parent task and launch.
+func EdgeRecords(p *model.Process, g *model.Graph) []EdgeRecord {
 	edges := g.Edges()
 	out := make([]EdgeRecord, len(edges))
 	for i, e := range edges {

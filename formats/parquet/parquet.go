@@ -11,9 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -57,13 +54,11 @@ type Writer struct {
 // dependences table on Close.
 type ompTables struct {
 	events string // the events table's path
-	p      *model.Process
 	f      *os.File
 	bw     *bufio.Writer
 	w      *pq.GenericWriter[omp.Record]
 	fl     *omp.Flattener
 	buf    []omp.Record
-	graph  *omp.Graph
 }
 
 // Create makes the file at path for process p.
@@ -149,22 +144,13 @@ func (w *Writer) Close(res *model.Result) error {
 	return err
 }
 
-// add writes an OpenMP row: to the OpenMP table (made at the first) and,
-// for task rows, to the graph of the dependences table.
+// add writes an OpenMP row to the OpenMP table (made at the first).
 func (t *ompTables) add(p *model.Process, r *model.Row) error {
-	if t.graph == nil {
-		t.graph, t.p = omp.NewGraph(), p
-	}
-	t.graph.Add(r)
 	if !omp.InTable(r) {
 		return nil
 	}
 	if t.w == nil {
-		path := omp.TablePath(t.events, omp.TableRows)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		f, err := os.Create(path)
+		f, err := omp.CreateTable(t.events, omp.TableRows)
 		if err != nil {
 			return err
 		}
@@ -210,24 +196,18 @@ func (t *ompTables) close(res *model.Result) error {
 			return fmt.Errorf("%s: %w", t.f.Name(), err)
 		}
 	}
-	if t.graph == nil || t.graph.Empty() {
+	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
 		return nil
 	}
-	path := omp.TablePath(t.events, omp.TableDependences)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
+	f, err := omp.CreateTable(t.events, omp.TableDependences)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(f)
-	w := newWriter[omp.EdgeRecord](bw, t.p, omp.SchemaVersion, "")
-	if res != nil {
-		info, _ := json.Marshal(model.Info(res.Process, res))
-		w.SetKeyValueMetadata(KeyProcess, string(info))
-	}
-	_, err = w.Write(omp.EdgeRecords(t.p, t.graph))
+	w := newWriter[omp.EdgeRecord](bw, res.Process, omp.SchemaVersion, "")
+	info, _ := json.Marshal(model.Info(res.Process, res))
+	w.SetKeyValueMetadata(KeyProcess, string(info))
+	_, err = w.Write(omp.EdgeRecords(res.Process, res.Tasks))
 	if e := w.Close(); err == nil {
 		err = e
 	}
@@ -238,16 +218,7 @@ func (t *ompTables) close(res *model.Result) error {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return nil
-}
-
-// FileName is the name of rank's file in an output directory.
-func FileName(rank int64) string {
-	s := strconv.FormatInt(rank, 10)
-	if rank >= 0 && len(s) < 5 {
-		s = strings.Repeat("0", 5-len(s)) + s
-	}
-	return "events-rank" + s + ".parquet"
 }

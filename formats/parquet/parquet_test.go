@@ -2,7 +2,6 @@ package parquet
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,13 +9,13 @@ import (
 
 	pq "github.com/parquet-go/parquet-go"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestRoundTrip converts the small trace and reads the file back: the rows
 // equal the model's records, and the schema and metadata match the golden
@@ -83,18 +82,7 @@ func TestRoundTrip(t *testing.T) {
 		fmt.Fprintf(&dump, "%+v\n", r)
 	}
 	dumped := bytes.ReplaceAll(dump.Bytes(), []byte(dir), []byte("$DIR"))
-	golden := filepath.Join("testdata", "small.dump")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, dumped, 0o644)
-	}
-	wantDump, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(dumped, wantDump) {
-		t.Errorf("dump differs from %s (go test -update):\n%s", golden, dumped)
-	}
+	golden.Check(t, filepath.Join("testdata", "small.dump"), dumped)
 }
 
 // convert writes the trace at in as the convert command does, into dir.
@@ -103,7 +91,7 @@ func convert(t *testing.T, in, dir string) {
 	var w *Writer
 	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
 		var err error
-		w, err = Create(filepath.Join(dir, FileName(p.Rank)), p)
+		w, err = Create(filepath.Join(dir, table.FileName(p.Rank, 0, ".parquet")), p)
 		return err
 	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
 	if err != nil {
@@ -163,17 +151,7 @@ func TestOpenMP(t *testing.T) {
 		t.Errorf("%d events, %d OpenMP rows, %d edges; want 2, 57, 7", len(events), len(rows), len(edges))
 	}
 	dumped := bytes.ReplaceAll(dump.Bytes(), []byte(dir), []byte("$DIR"))
-	golden := filepath.Join("testdata", "omp.dump")
-	if *update {
-		os.WriteFile(golden, dumped, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(dumped, want) {
-		t.Errorf("dump differs from %s (go test -update):\n%s", golden, dumped)
-	}
+	golden.Check(t, filepath.Join("testdata", "omp.dump"), dumped)
 }
 
 // A trace without OpenMP rows gets no OpenMP tables.

@@ -20,17 +20,14 @@ package perfetto
 // creation an instant "task create" (task, parent, launch); depend items
 // and reported dependences are no events of their own: they are flows.
 //
-// libomp reports a worker's implicit-task end, and the end of the implicit
-// barrier it waits in, only when the worker is woken for its next region,
-// or never for the last region: a worker's implicit task and the work and
-// sync regions and waits of that region are clamped to the end of the
-// parallel region (the parallel row of the thread that began it), and
-// those never ended end there. The parallel regions and implicit tasks
-// needed for that are kept for the last ompKeep of each.
+// A worker's late implicit-task end (libomp's) comes already clamped to
+// its region's end from the Pairer (formats/model, ompclamp.go), as in
+// every output.
 //
 // Flows:
-//   - one per dependence edge of formats/omp (Graph.Edges: the depend
-//     clauses and the pairs the runtime reported), from the source task's
+//   - one per dependence edge of the trace's task graph (Close's
+//     model.Result.Tasks: the depend clauses and the pairs the runtime
+//     reported), from the source task's
 //     completing segment to the sink task's first segment. The edges are
 //     known only at the end: the first and the completing segments of
 //     tasks with depend items are written at Close (their lanes are chosen
@@ -47,13 +44,8 @@ import (
 	"strings"
 
 	"github.com/libocca/occa-tools/formats/model"
-	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
 )
-
-// ompKeep bounds the parallel regions and implicit tasks kept to clamp
-// late ends: between ompKeep and 2*ompKeep of the most recent.
-const ompKeep = 1 << 16
 
 // Flow id kinds (hash's second part); 7 is the launch -> device flow.
 const (
@@ -95,34 +87,6 @@ func (w *Writer) addOMP(b *batch, r *model.Row) int64 {
 	return ompHeldDur(r)
 }
 
-type parEnd struct {
-	end    int64
-	thread uint32
-}
-
-// twoGen is a map that keeps between n and 2n of the most recent entries.
-type twoGen[V any] struct {
-	cur, old map[uint64]V
-}
-
-func (g *twoGen[V]) put(k uint64, v V) {
-	if g.cur == nil {
-		g.cur = map[uint64]V{}
-	}
-	if len(g.cur) >= ompKeep {
-		g.old, g.cur = g.cur, make(map[uint64]V, ompKeep)
-	}
-	g.cur[k] = v
-}
-
-func (g *twoGen[V]) get(k uint64) (V, bool) {
-	if v, ok := g.cur[k]; ok {
-		return v, true
-	}
-	v, ok := g.old[k]
-	return v, ok
-}
-
 type launchOMP struct {
 	regions []launchRegion
 	written bool // the run slice carries the flows
@@ -138,10 +102,7 @@ type deferredSlice struct {
 }
 
 type ompWriter struct {
-	pars     twoGen[parEnd]
-	impl     twoGen[uint64] // implicit task -> parallel
 	launches map[uint64]*launchOMP
-	graph    *omp.Graph
 	started  map[uint64]bool // tasks with depend items running: first segment seen, not completed
 	deferred []deferredSlice
 	first    map[uint64]int // task -> its first segment in deferred
@@ -158,7 +119,7 @@ type kv struct {
 
 func (w *Writer) ompState() *ompWriter {
 	if w.omp == nil {
-		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, graph: omp.NewGraph(), started: map[uint64]bool{},
+		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, started: map[uint64]bool{},
 			first: map[uint64]int{}, last: map[uint64]int{}, implName: map[[2]uint32]uint64{}}
 	}
 	return w.omp
@@ -226,22 +187,6 @@ func ompName(s string) string {
 	return s
 }
 
-// clamp ends a worker's row of parallel region par no later than the
-// region's end, and ends there a row never ended.
-func (w *Writer) clamp(r *model.Row, par uint64) {
-	o := w.omp
-	if par == 0 {
-		par, _ = o.impl.get(r.OMP.Task)
-	}
-	pe, ok := o.pars.get(par)
-	if !ok || pe.thread == r.Thread || r.Start > pe.end {
-		return
-	}
-	if r.Dur == model.Unpaired || r.Start+r.Dur > pe.end {
-		r.Dur = pe.end - r.Start
-	}
-}
-
 // writeOMP writes an OpenMP row.
 func (w *Writer) writeOMP(r *model.Row) {
 	o := w.ompState()
@@ -254,24 +199,17 @@ func (w *Writer) writeOMP(r *model.Row) {
 		w.ompInstant(r, w.iid(r.Kind, formOMPThread, r.Name), nil)
 		return
 	case trace.OmpTaskCreate:
-		o.graph.Add(r)
 		ann = append(ann, kv{annotTask, m.Task}, kv{annotParent, m.Parent}, kv{annotLaunch, m.Launch})
 		w.ompInstant(r, w.iid(r.Kind, formPlain, "task create"), ann)
 		o.ann = ann
 		return
 	case trace.OmpTaskDepend, trace.OmpTaskDependence:
-		o.graph.Add(r)
 		return
 	case trace.OmpParallelBegin:
-		if r.Dur != model.Unpaired {
-			o.pars.put(m.ID, parEnd{end: r.Start + r.Dur, thread: r.Thread})
-		}
 		name = w.iid(r.Kind, formPlain, "parallel")
 		ann = append(ann, kv{annotParallel, m.ID}, kv{annotParent, m.Parent}, kv{annotTeam, uint64(m.TeamSize)},
 			kv{annotLaunch, m.Launch})
 	case trace.OmpImplicitTaskBegin:
-		o.impl.put(m.Task, m.Parallel)
-		w.clamp(r, m.Parallel)
 		key := [2]uint32{m.ThreadNum, m.TeamSize}
 		if name = o.implName[key]; name == 0 {
 			s := "implicit task " + strconv.FormatUint(uint64(m.ThreadNum), 10) + "/" + strconv.FormatUint(uint64(m.TeamSize), 10)
@@ -283,7 +221,6 @@ func (w *Writer) writeOMP(r *model.Row) {
 			term = w.implicitFlow(m)
 		}
 	case trace.OmpWorkBegin, trace.OmpSyncBegin, trace.OmpSyncWaitBegin:
-		w.clamp(r, m.Parallel)
 		if r.Kind == trace.OmpSyncWaitBegin {
 			name = w.iid(r.Kind, formPlain, "wait")
 		} else {
@@ -298,7 +235,6 @@ func (w *Writer) writeOMP(r *model.Row) {
 		}
 		ann = append(ann, kv{annotLaunch, m.Launch})
 	case trace.OmpTaskSchedule:
-		o.graph.Add(r)
 		if r.Dur == model.Unpaired {
 			break
 		}
@@ -430,7 +366,11 @@ func (w *Writer) ompFinish() {
 	}
 	rank := uint64(w.p.Rank)
 	in := map[int][]uint64{}
-	for _, e := range o.graph.Edges() {
+	var edges []model.Edge
+	if w.tasks != nil {
+		edges = w.tasks.Edges()
+	}
+	for _, e := range edges {
 		s, ok1 := o.last[e.Src]
 		d, ok2 := o.first[e.Sink]
 		if !ok1 || !ok2 {

@@ -138,7 +138,8 @@ type Writer struct {
 	lastSDev  uint64
 	mem       *model.MemoryInUse
 	kinds     [256]string
-	omp       *ompWriter // OpenMP state, nil until the first OpenMP row
+	omp       *ompWriter   // OpenMP state, nil until the first OpenMP row
+	tasks     *model.Graph // the trace's task graph, from Close
 	// extraFlows are flow ids the next slice begins with besides its own
 	// (a launch's flows to its OpenMP implicit tasks).
 	extraFlows []uint64
@@ -1175,9 +1176,13 @@ func (w *Writer) Late() int64 { return w.late }
 // maxDepth deep (see pickLane). Valid after Close.
 func (w *Writer) LeftOut() int64 { return w.leftOut }
 
-// Close writes what is held and finishes the file.
-func (w *Writer) Close(*model.Result) error {
+// Close writes what is held and finishes the file; res.Tasks gives the
+// task dependence flows.
+func (w *Writer) Close(res *model.Result) error {
 	w.closeMux.Do(func() {
+		if res != nil {
+			w.tasks = res.Tasks // the worker reads it after w.work closes
+		}
 		if len(w.nw) > 0 {
 			w.sortNew(w.cur, true)
 		}

@@ -61,12 +61,11 @@ type pipe struct {
 	done chan struct{}
 }
 
-// Add takes one row; it has the model.Sink signature. It sets no launch
-// hook (model.Process.OnLaunchEnd): a launch is summed whole when it comes
-// with its device time, also when another consumer's hook took it before
-// (Row.Early). Summing the host side at the launch's end gave the rank's
-// API busy union nearly sorted input, but cost a second batch entry per
-// launch, which came to more than the union saves.
+// Add takes one row; it has the model.Sink signature. A launch is summed
+// whole when it comes with its device time: summing its host side at its
+// end instead would give the rank's API busy union nearly sorted input,
+// but cost a second batch entry per launch, which comes to more than the
+// union saves.
 func (c *Collector) Add(p *model.Process, r *model.Row) error {
 	c.push(p, r)
 	c.flush()

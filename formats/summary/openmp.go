@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/libocca/occa-tools/formats/model"
-	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -20,15 +19,17 @@ import (
 // busiest thread's busy time over the mean busy time of its team; a
 // kernel's is the sum over its regions of the former over the sum of the
 // latter (so long regions weigh more). The wait share is the summed idle
-// time over the summed implicit task time. An implicit task whose end the
-// trace lacks (LLVM's libomp reports a worker's end only when the thread
-// goes on to the next region, so the workers of a program's last region
-// never end) counts up to the begin of its last, unfinished wait, the
-// time it reached that barrier; one with no such wait counts as a task but
-// not in the times.
+// time over the summed implicit task time. The Pairer ends a worker's
+// implicit task and waits with their parallel region (LLVM's libomp
+// reports a worker's end only when the thread goes on to the next region,
+// so the workers of a program's last region never end): the summary, the
+// tables and the timelines give them the same length. One whose end is
+// still missing (its region's end is not in the trace either) counts up to
+// the begin of its last, unfinished wait, the time it reached that
+// barrier; one with no such wait counts as a task but not in the times.
 //
 // Tasks: explicit tasks created and completed, their summed execution
-// (segments), and the critical path of the dependence graph (omp.Graph,
+// (segments), and the critical path of the dependence graph (model.Graph,
 // each task weighing its execution): per launch the longest path among the
 // launch's tasks, summed over the kernel's launches; the tasks created
 // outside launches are one graph.
@@ -72,7 +73,6 @@ type ompProc struct {
 	lastWait map[uint64]int64      // implicit task -> begin of its last unfinished wait
 	kernels  map[uint64]uint64     // launch -> kernel, where a row told
 	launches map[uint64]bool       // launches counted
-	graph    *omp.Graph
 }
 
 type ompRegion struct {
@@ -97,7 +97,7 @@ func (c *Collector) ompProc(p *model.Process) *ompProc {
 	op := c.omp[p]
 	if op == nil {
 		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, lastWait: map[uint64]int64{}, kernels: map[uint64]uint64{},
-			launches: map[uint64]bool{}, graph: omp.NewGraph()}
+			launches: map[uint64]bool{}}
 		c.omp[p] = op
 	}
 	return op
@@ -145,8 +145,6 @@ func (c *Collector) addOMP(p *model.Process, r *model.Row) {
 		default:
 			op.lastWait[o.Task] = max(op.lastWait[o.Task], r.Start)
 		}
-	default:
-		op.graph.Add(r)
 	}
 }
 
@@ -214,7 +212,7 @@ func (c *Collector) ompStats(p *model.Process, op *ompProc, launch, kernel uint6
 
 // ompFinish sums what is left of p's OpenMP rows once they have all come:
 // regions whose rows did not all come, and the tasks.
-func (c *Collector) ompFinish(p *model.Process) {
+func (c *Collector) ompFinish(p *model.Process, tasks *model.Graph) {
 	op := c.omp[p]
 	if op == nil {
 		return
@@ -223,17 +221,17 @@ func (c *Collector) ompFinish(p *model.Process) {
 	for _, id := range slices.Sorted(maps.Keys(op.regions)) {
 		c.ompRegionDone(p, op, id, op.regions[id], true)
 	}
-	if op.graph.Empty() {
+	if tasks == nil || tasks.Empty() {
 		return
 	}
-	dist := op.graph.LongestPaths(op.graph.Edges())
+	dist := tasks.LongestPaths(tasks.Edges())
 	type launchTasks struct {
 		kernel   uint64
 		critical int64
-		tasks    []*omp.Task
+		tasks    []*model.Task
 	}
 	byLaunch := map[uint64]*launchTasks{}
-	for _, t := range op.graph.Tasks() {
+	for _, t := range tasks.Tasks() {
 		lt := byLaunch[t.Launch]
 		if lt == nil {
 			lt = &launchTasks{}
@@ -263,7 +261,8 @@ func (c *Collector) ompFinish(p *model.Process) {
 }
 
 // ompFinishAll sums the OpenMP rows of the traces not finished (Finish not
-// called), in rank order.
+// called), in rank order: without their task graph, which only Finish's
+// model.Result has, their task figures are 0.
 func (c *Collector) ompFinishAll() {
 	ps := slices.Collect(maps.Keys(c.omp))
 	slices.SortFunc(ps, func(a, b *model.Process) int {
@@ -273,7 +272,7 @@ func (c *Collector) ompFinishAll() {
 		return cmp.Compare(a.Path, b.Path)
 	})
 	for _, p := range ps {
-		c.ompFinish(p)
+		c.ompFinish(p, nil)
 	}
 }
 

@@ -65,18 +65,20 @@ func raw(v any) string {
 func human(v any) string {
 	switch v := v.(type) {
 	case Dur:
-		return humanDur(int64(v))
+		return FormatDuration(int64(v))
 	case Bytes:
-		return humanBytes(float64(v), "B")
+		return FormatBytes(float64(v), "B")
 	case Rate:
-		return humanBytes(float64(v), "B/s")
+		return FormatBytes(float64(v), "B/s")
 	case float64:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return raw(v)
 }
 
-func humanDur(ns int64) string {
+// FormatDuration formats ns for people: "0", "950ns", "1.234us",
+// "12.345ms", "1.500s". It is the one duration format of the reports.
+func FormatDuration(ns int64) string {
 	f := float64(ns)
 	switch {
 	case ns == 0:
@@ -91,7 +93,10 @@ func humanDur(ns int64) string {
 	return fmt.Sprintf("%.3fs", f/1e9)
 }
 
-func humanBytes(b float64, unit string) string {
+// FormatBytes formats b (of unit "B", "B/s") for people in binary units:
+// "512 B", "1.50 KiB", "2.00 GiB/s". It is the one byte format of the
+// reports.
+func FormatBytes(b float64, unit string) string {
 	units := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi"}
 	i := 0
 	for b >= 1024 && i < len(units)-1 {

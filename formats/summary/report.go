@@ -101,9 +101,7 @@ func (c *Collector) Report() *Report {
 		Columns: []string{"kernel", "calls", "total_ns", "percent", "avg_ns", "median_ns", "min_ns", "max_ns", "stddev_ns",
 			"device_calls", "device_total_ns", "device_avg_ns", "device_median_ns", "device_min_ns", "device_max_ns"},
 		Sparse: []string{"device_calls", "device_total_ns", "device_avg_ns", "device_median_ns", "device_min_ns", "device_max_ns"}}
-	names := sortedKeys(c.kernels)
-	slices.SortStableFunc(names, func(a, b string) int { return -cmp.Compare(c.kernels[a].host.Sum, c.kernels[b].host.Sum) })
-	for _, n := range names {
+	for _, n := range c.kernelNames() {
 		k := c.kernels[n]
 		h, d := &k.host, &k.dev
 		kt.Rows = append(kt.Rows, []any{n, h.N, Dur(h.Sum), pct(h.Sum, kernelTotal), Dur(h.Avg()), Dur(h.Median()), Dur(h.Min), Dur(h.Max), Dur(h.Stddev()),

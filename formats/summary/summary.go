@@ -320,7 +320,7 @@ func (c *Collector) runDevice(p *model.Process, k *kernelStats, e *ent) {
 func (c *Collector) Finish(res *model.Result) {
 	c.sync()
 	p := res.Process
-	c.ompFinish(p)
+	c.ompFinish(p, res.Tasks)
 	rs := c.rank(p)
 	rs.files++
 	rs.events += res.Events

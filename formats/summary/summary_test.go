@@ -2,17 +2,15 @@ package summary
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func writeSmall(t testing.TB, dir, name string, o tracetest.SmallOptions) string {
 	t.Helper()
@@ -50,39 +48,20 @@ func TestGolden(t *testing.T) {
 		if err := rep.Write(&out, f, ""); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "small."+f, out.Bytes())
+		golden.Check(t, filepath.Join("testdata", "small."+f), out.Bytes())
 	}
 	var out bytes.Buffer
 	if err := rep.Write(&out, "csv", "kernels"); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small-kernels.csv", out.Bytes())
+	golden.Check(t, filepath.Join("testdata", "small-kernels.csv"), out.Bytes())
 	// The same trace twice is one rank with twice the counts (same header).
 	two := collect(t, one, one)
 	out.Reset()
 	if err := two.Write(&out, "table", ""); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small-twice.table", out.Bytes())
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update):\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "small-twice.table"), out.Bytes())
 }
 
 func TestDist(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/model"
-	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/occatest"
 	"github.com/libocca/occa-tools/tests/testproc"
@@ -48,16 +47,18 @@ type capture struct {
 	path   string
 }
 
-// edges returns the task dependence edges formats/omp reconstructs from the
-// trace, as "i->j" between tasks numbered in creation order (from 0).
+// edges returns the task dependence edges formats/model reconstructs from
+// the trace (its task graph), as "i->j" between tasks numbered in creation
+// order (from 0).
 func (c *capture) edges(t *testing.T, tasks []uint64) []string {
 	t.Helper()
-	g := omp.NewGraph()
-	if _, err := model.Read(c.path, 0, model.Options{}, func(p *model.Process, r *model.Row) error {
-		g.Add(r)
-		return nil
-	}); err != nil {
+	res, err := model.Read(c.path, 0, model.Options{}, func(*model.Process, *model.Row) error { return nil })
+	if err != nil {
 		t.Fatal(err)
+	}
+	g := res.Tasks
+	if g == nil {
+		t.Fatalf("%s: no task graph", c.path)
 	}
 	index := map[uint64]int{}
 	for i, id := range tasks {
@@ -65,7 +66,7 @@ func (c *capture) edges(t *testing.T, tasks []uint64) []string {
 	}
 	var out []string
 	for _, e := range g.Edges() {
-		if e.Source&omp.FromDepend == 0 {
+		if e.Source&model.FromDepend == 0 {
 			t.Errorf("edge %d -> %d reported by the runtime is not implied by the depend clauses", e.Src, e.Sink)
 		}
 		out = append(out, fmt.Sprintf("%d->%d", index[e.Src], index[e.Sink]))

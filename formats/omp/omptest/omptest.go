@@ -44,8 +44,9 @@ import (
 //     depend, critical path 30; its implicit task lasts 98, busy
 //     98-(90-30) = 38. Thread 1's implicit task (from 501) and the wait of
 //     its implicit barrier (from 520) never end, as a worker's in LLVM's
-//     last region: it counts up to the wait, busy 19. Imbalance 38/28.5 =
-//     1.3333, wait share 60/117 = 51.28 %. Then task 520, created by the
+//     last region: the Pairer ends them with the region, at 600: implicit
+//     task 99, wait 80, busy 19. Imbalance 38/28.5 = 1.3333, wait share
+//     (60+80)/(98+99) = 71.07 %. Then task 520, created by the
 //     initial task 50 at 650, starts at 651 and is still running when the
 //     trace ends: a half segment, not completed. Thread 1 never ends.
 func WriteSmall(w io.Writer) error {

@@ -1,4 +1,4 @@
-package omp
+package model
 
 import (
 	"fmt"
@@ -6,18 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // Tasks are numbered 1.. in creation order; variables are addresses
 // 0xa, 0xb, ...; parent 100 unless a case says otherwise.
 const (
-	in    = model.DepIn
-	out   = model.DepOut
-	inout = model.DepInOut
-	mutex = model.DepMutexInOutSet
-	set   = model.DepInOutSet
+	in    = DepIn
+	out   = DepOut
+	inout = DepInOut
+	mutex = DepMutexInOutSet
+	set   = DepInOutSet
 )
 
 func task(id uint64, deps ...uint64) TaskDeps {
@@ -67,11 +66,11 @@ func TestDependEdges(t *testing.T) {
 			[]TaskDeps{task(1, out, a, out, b), task(2, in, a, in, b)}, "1-2"},
 		{"no self edge from two items of one task", []TaskDeps{task(1, in, a, out, a), task(2, in, a)}, "1-2"},
 		{"omp_all_memory: after every address, before every later one",
-			[]TaskDeps{task(1, out, a), task(2, in, b), task(3, model.DepOutAllMemory, ^uint64(0)), task(4, in, a), task(5, out, c)},
+			[]TaskDeps{task(1, out, a), task(2, in, b), task(3, DepOutAllMemory, ^uint64(0)), task(4, in, a), task(5, out, c)},
 			"1-3 2-3 3-4 3-5"},
-		{"omp_all_memory with nothing else", []TaskDeps{task(1, model.DepInOutAllMemory, ^uint64(0)),
-			task(2, model.DepInOutAllMemory, ^uint64(0)), task(3, in, a)}, "1-2 2-3"},
-		{"doacross and unknown types give none", []TaskDeps{task(1, model.DepSource, a), task(2, model.DepSink, a), task(3, 99, a)}, ""},
+		{"omp_all_memory with nothing else", []TaskDeps{task(1, DepInOutAllMemory, ^uint64(0)),
+			task(2, DepInOutAllMemory, ^uint64(0)), task(3, in, a)}, "1-2 2-3"},
+		{"doacross and unknown types give none", []TaskDeps{task(1, DepSource, a), task(2, DepSink, a), task(3, 99, a)}, ""},
 		{"no tasks", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,15 +123,15 @@ func TestLongestPaths(t *testing.T) {
 // The union of reconstructed and reported edges, by creation order.
 func TestGraphEdges(t *testing.T) {
 	g := NewGraph()
-	row := func(k model.Row, o model.OMP) { k.OMP = &o; g.Add(&k) }
+	row := func(k Row, o OMP) { k.OMP = &o; g.Add(&k) }
 	create := func(id uint64, at int64) {
-		row(model.Row{Kind: trace.OmpTaskCreate, Start: at}, model.OMP{ID: id, Task: id, Parent: 9})
+		row(Row{Kind: trace.OmpTaskCreate, Start: at}, OMP{ID: id, Task: id, Parent: 9})
 	}
 	dep := func(id, addr, typ uint64) {
-		row(model.Row{Kind: trace.OmpTaskDepend}, model.OMP{ID: id, Task: id, Address: addr, Type: typ})
+		row(Row{Kind: trace.OmpTaskDepend}, OMP{ID: id, Task: id, Address: addr, Type: typ})
 	}
 	pair := func(src, sink uint64) {
-		row(model.Row{Kind: trace.OmpTaskDependence, Start: 5}, model.OMP{ID: sink, Task: sink, SrcTask: src})
+		row(Row{Kind: trace.OmpTaskDependence, Start: 5}, OMP{ID: sink, Task: sink, SrcTask: src})
 	}
 	// Created in the order 30, 10, 20 (ids do not give the order).
 	create(30, 1)

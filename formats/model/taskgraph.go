@@ -1,22 +1,23 @@
-// Package omp reconstructs what a trace's OpenMP rows (model.OMP) say about
-// explicit tasks: the dependence graph, from the depend clauses with
-// OpenMP's semantics united with the pairs the OpenMP runtime reported, and
-// its critical path. It also flattens the OpenMP rows and the graph's edges
-// into the tables of formats/parquet/SCHEMA.md (record.go).
-package omp
+package model
+
+// The task graph: what a trace's OpenMP rows (OMP) say about explicit
+// tasks: the dependence graph, from the depend clauses with OpenMP's
+// semantics united with the pairs the OpenMP runtime reported, and its
+// critical path. The Pairer builds it from the rows it sends out
+// (Result.Tasks), once for every output: the dependences table, the
+// Perfetto flows and the summary's critical path.
 
 import (
 	"cmp"
 	"slices"
 
-	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // Dep is one list item of a task's depend clause.
 type Dep struct {
 	Address uint64
-	Type    uint64 // model.DepIn, DepOut, ...
+	Type    uint64 // DepIn, DepOut, ...
 }
 
 // TaskDeps is a task and its depend clause, as DependEdges takes it.
@@ -111,8 +112,8 @@ func DependEdges(tasks []TaskDeps) []Edge {
 		for _, d := range t.Deps {
 			typ := d.Type
 			switch typ {
-			case model.DepIn, model.DepOut, model.DepInOut, model.DepInOutSet, model.DepMutexInOutSet:
-			case model.DepOutAllMemory, model.DepInOutAllMemory:
+			case DepIn, DepOut, DepInOut, DepInOutSet, DepMutexInOutSet:
+			case DepOutAllMemory, DepInOutAllMemory:
 				ps := parents[t.Parent]
 				if ps == nil {
 					ps = &parentState{}
@@ -128,7 +129,7 @@ func DependEdges(tasks []TaskDeps) []Edge {
 					for _, r := range st.readers {
 						add(r, t.ID, d.Address)
 					}
-					*st = addrState{writers: []uint64{t.ID}, wtype: model.DepOut}
+					*st = addrState{writers: []uint64{t.ID}, wtype: DepOut}
 				}
 				ps.allMem = t.ID
 				continue
@@ -145,23 +146,23 @@ func DependEdges(tasks []TaskDeps) []Edge {
 				}
 				st = &addrState{}
 				if ps.allMem != 0 {
-					st.writers, st.wtype = []uint64{ps.allMem}, model.DepOut
+					st.writers, st.wtype = []uint64{ps.allMem}, DepOut
 				}
 				state[k] = st
 				ps.addrs = append(ps.addrs, st)
 			}
-			if typ == model.DepInOut {
-				typ = model.DepOut
+			if typ == DepInOut {
+				typ = DepOut
 			}
 			switch typ {
-			case model.DepIn:
+			case DepIn:
 				for _, w := range st.writers {
 					add(w, t.ID, d.Address)
 				}
 				if n := len(st.readers); n == 0 || st.readers[n-1] != t.ID {
 					st.readers = append(st.readers, t.ID)
 				}
-			case model.DepOut:
+			case DepOut:
 				for _, w := range st.writers {
 					add(w, t.ID, d.Address)
 				}
@@ -228,7 +229,7 @@ func (g *Graph) task(id uint64, t int64) *Task {
 
 // Add takes a row; it keeps what task creates, segments, depend items and
 // reported dependences say, and reports whether r was one of them.
-func (g *Graph) Add(r *model.Row) bool {
+func (g *Graph) Add(r *Row) bool {
 	o := r.OMP
 	if o == nil {
 		return false
@@ -243,7 +244,7 @@ func (g *Graph) Add(r *model.Row) bool {
 	case trace.OmpTaskSchedule:
 		t := g.task(o.Task, r.Start)
 		t.Segments++
-		if r.Dur != model.Unpaired {
+		if r.Dur != Unpaired {
 			t.Exec += r.Dur
 		}
 		t.Completed = t.Completed || o.Completed

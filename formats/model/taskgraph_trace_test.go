@@ -1,4 +1,4 @@
-package omp
+package model
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/model"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace"
 )
@@ -15,14 +14,13 @@ type readBack struct {
 	g         *Graph
 	regions   map[uint64]int // parallel region -> implicit tasks (rows, halves included)
 	parallels int
-	segments  map[uint64][]*model.Row
+	segments  map[uint64][]*Row
 }
 
 func read(t *testing.T, path string) *readBack {
 	t.Helper()
-	rb := &readBack{g: NewGraph(), regions: map[uint64]int{}, segments: map[uint64][]*model.Row{}}
-	_, err := model.Read(path, 0, model.Options{}, func(p *model.Process, r *model.Row) error {
-		rb.g.Add(r)
+	rb := &readBack{regions: map[uint64]int{}, segments: map[uint64][]*Row{}}
+	res, err := Read(path, 0, Options{}, func(p *Process, r *Row) error {
 		switch r.Kind {
 		case trace.OmpParallelBegin:
 			rb.parallels++
@@ -39,6 +37,9 @@ func read(t *testing.T, path string) *readBack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rb.g = res.Tasks; rb.g == nil {
+		t.Fatalf("%s: no task graph", path)
+	}
 	return rb
 }
 
@@ -50,11 +51,11 @@ func edgeStrings(es []Edge) []string {
 	return s
 }
 
-// A real trace: t1.c (testdata) run with LLVM's libomp under the runtime
+// A real trace: t1.c (formats/omp/testdata) run with LLVM's libomp under the runtime
 // (openmp.scope = "all"): a parallel for, then a single that creates the
 // diamond a -> b, c -> d with depend clauses.
 func TestRealDiamond(t *testing.T) {
-	rb := read(t, filepath.Join("testdata", "t1.occatrace"))
+	rb := read(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"))
 	// Tasks in creation order are a, b, c, d.
 	ts := rb.g.Tasks()
 	if len(ts) != 4 {
@@ -124,7 +125,7 @@ func TestSyntheticEdges(t *testing.T) {
 // from the clauses (it reports only some), and every task ran once to
 // completion.
 func TestRealRandomClauses(t *testing.T) {
-	rb := read(t, filepath.Join("testdata", "t2.occatrace"))
+	rb := read(t, filepath.Join("..", "omp", "testdata", "t2.occatrace"))
 	ts := rb.g.Tasks()
 	if len(ts) != 308 { // 300 tasks, 8 of the taskloop
 		t.Errorf("%d tasks, want 308", len(ts))

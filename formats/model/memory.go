@@ -1,0 +1,68 @@
+package model
+
+import "github.com/libocca/occa-tools/formats/trace"
+
+// MemoryInUse follows the bytes allocated and not yet freed per device, from
+// memory_alloc and memory_free rows. An allocation's size comes from its
+// begin (bytes argument); a free's from its own bytes argument, or from the
+// allocation of the same memory object when that is 0.
+type MemoryInUse struct {
+	live  map[uint64]Alloc // memory object -> allocation
+	InUse map[uint64]int64 // device -> bytes in use now
+	Peak  map[uint64]int64 // device -> most bytes in use at once
+}
+
+// Alloc is a live allocation.
+type Alloc struct {
+	Device uint64
+	Bytes  uint64
+	Name   string
+	Time   int64
+}
+
+// NewMemoryInUse returns an empty tracker.
+func NewMemoryInUse() *MemoryInUse {
+	return &MemoryInUse{live: make(map[uint64]Alloc), InUse: make(map[uint64]int64), Peak: make(map[uint64]int64)}
+}
+
+// Add follows r; it reports the device whose use changed and its new value
+// (ok false when r changes nothing).
+func (m *MemoryInUse) Add(r *Row) (device uint64, inUse int64, ok bool) {
+	switch r.Kind {
+	case trace.MemoryAllocBegin:
+		if r.Dur == Unpaired && r.Memory == 0 || r.Status != trace.StatusOK {
+			return 0, 0, false // no object: failed or its end was lost
+		}
+		if r.Memory != 0 {
+			m.live[r.Memory] = Alloc{Device: r.Device, Bytes: r.Bytes, Name: r.Name, Time: r.Start}
+		}
+		device = r.Device
+		m.InUse[device] += int64(r.Bytes)
+	case trace.MemoryFreeBegin:
+		a, known := m.live[r.Memory]
+		delete(m.live, r.Memory)
+		device = r.Device
+		bytes := r.Bytes
+		if known {
+			device = a.Device
+			if bytes == 0 {
+				bytes = a.Bytes
+			}
+		} else if bytes == 0 {
+			return 0, 0, false
+		}
+		m.InUse[device] -= int64(bytes)
+		if m.InUse[device] < 0 { // freed what the trace never saw allocated
+			m.InUse[device] = 0
+		}
+	default:
+		return 0, 0, false
+	}
+	if m.InUse[device] > m.Peak[device] {
+		m.Peak[device] = m.InUse[device]
+	}
+	return device, m.InUse[device], true
+}
+
+// Live returns the allocations never freed, by memory object id.
+func (m *MemoryInUse) Live() map[uint64]Alloc { return m.live }

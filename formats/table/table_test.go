@@ -1,0 +1,130 @@
+package table
+
+import (
+	"strings"
+	"testing"
+)
+
+type rec struct {
+	N    int32    `parquet:"n"`
+	S    string   `parquet:"s,dict"`
+	T    int64    `parquet:"t,optional,timestamp(nanosecond:utc)"`
+	B    bool     `parquet:"b"`
+	Many uint64   `parquet:"many"`
+	List []string `parquet:"list"`
+}
+
+func cols() []Column {
+	return []Column{
+		{Name: "n", Field: "N", Type: Int32, Doc: "a number"},
+		{Name: "s", Field: "S", Type: String, Dict: true, Doc: "a name"},
+		{Name: "t", Field: "T", Type: Time, Null: true, Unit: "unix ns", Doc: "a time"},
+		{Name: "b", Field: "B", Type: Bool, Doc: "a flag"},
+		{Name: "many", Field: "Many", Type: Uint64, Doc: "a count"},
+		{Name: "list", Field: "List", Type: JSON, Doc: "a list"},
+	}
+}
+
+var tbl = Table[rec]{Name: "test", Columns: cols()}
+
+// CSV quotes what RFC 4180 asks for, leaves a Null 0 empty and writes
+// integers, booleans, counts past 2^63 and JSON exactly.
+func TestCSV(t *testing.T) {
+	if got := tbl.CSVHeader(); got != "n,s,t,b,many,list\r\n" {
+		t.Errorf("header %q", got)
+	}
+	for _, c := range []struct {
+		r    rec
+		want string
+	}{
+		{rec{N: -3, S: "plain", T: 0, B: true, Many: 1 << 63}, "-3,plain,,true,9223372036854775808,null\r\n"},
+		{rec{N: 1, S: `a,"b"`, T: 5, List: []string{}}, "1,\"a,\"\"b\"\"\",5,false,0,[]\r\n"},
+		{rec{S: "line\nbreak", List: []string{"x"}}, "0,\"line\nbreak\",,false,0,[\"x\"]\r\n"},
+	} {
+		if got := string(tbl.AppendCSV(nil, &c.r)); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+	if got := strings.Join(tbl.Strings(&rec{N: 2, S: `x"y`, T: 7, List: []string{"a,b"}}), "|"); got != `2|x"y|7|false|0|["a,b"]` {
+		t.Errorf("Strings: %q", got)
+	}
+}
+
+// GoCSV writes the straight-line form of AppendCSV: the same fields in the
+// same order, the Null column tested.
+func TestGoCSV(t *testing.T) {
+	short := Table[rec]{Name: "short", Columns: cols()[:5]}
+	want := `// appendShort appends r as one CSV line of the short table (with CRLF).
+func appendShort(b []byte, r *rec) []byte {
+	b = strconv.AppendInt(b, int64(r.N), 10)
+	b = append(b, ',')
+	b = table.AppendField(b, r.S)
+	b = append(b, ',')
+	if r.T != 0 {
+	b = strconv.AppendInt(b, int64(r.T), 10)
+	}
+	b = append(b, ',')
+	b = strconv.AppendBool(b, r.B)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, r.Many, 10)
+	return append(b, '\r', '\n')
+}
+`
+	if got := short.GoCSV("appendShort", "rec"); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if _, err := GoFile("table", "TestGoCSV", want); err != nil {
+		t.Error(err)
+	}
+}
+
+// Check finds a missing field, a wrong tag, a wrong type and fields out
+// of order.
+func TestCheck(t *testing.T) {
+	if err := (&Table[rec]{Name: "csv", Columns: cols()}).Check(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		edit    func([]Column) []Column
+		parquet bool
+		want    string
+	}{
+		{"short", func(c []Column) []Column { return c[:4] }, true, "6 fields, the table 4 columns"},
+		{"tag", func(c []Column) []Column { c[1].Dict = false; return c }, true, `want "s"`},
+		{"type", func(c []Column) []Column { c[0].Type = Int64; return c }, false, "column n is [int64 int], field table.rec.N int32"},
+		{"field", func(c []Column) []Column { c[3].Field = "Flag"; return c }, false, `has no field "Flag"`},
+		{"order", func(c []Column) []Column { c[0], c[1] = c[1], c[0]; return c }, true, "column s (0) is field table.rec.S, number 1"},
+	} {
+		tb := Table[rec]{Name: c.name, Columns: c.edit(cols())}
+		if err := tb.Check(c.parquet); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	short := Table[rec]{Name: "short", Columns: cols()[:4]}
+	want := "| column | Parquet type | pandas (pyarrow) dtype | unit | meaning |\n|---|---|---|---|---|\n" +
+		"| n | INT32 | int32 |  | a number |\n" +
+		"| s | BYTE_ARRAY STRING, dictionary | object |  | a name |\n" +
+		"| t | INT64 TIMESTAMP(NANOS, UTC), optional | datetime64[ns, UTC] (NaT when none) | unix ns | a time |\n" +
+		"| b | BOOLEAN | bool |  | a flag |\n"
+	if got := short.Markdown(true); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// FileName is the name convert writes (cmd/occa-tools uses it).
+func TestFileName(t *testing.T) {
+	for _, c := range []struct {
+		rank int64
+		dup  int
+		ext  string
+		want string
+	}{{3, 0, ".parquet", "events-rank00003.parquet"}, {3, 1, ".csv", "events-rank00003-1.csv"}, {123456, 0, ".json", "events-rank123456.json"}} {
+		if got := FileName(c.rank, c.dup, c.ext); got != c.want {
+			t.Errorf("FileName(%d, %d, %q) = %q, want %q", c.rank, c.dup, c.ext, got, c.want)
+		}
+	}
+}
