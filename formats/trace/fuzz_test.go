@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -155,7 +156,7 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	seeds["newer"] = writeNewer(tb)
 	seeds["wide"] = cat(kindsHeader(trace.AppendKindTable(nil, wideTable())), wideChunks(), finalStats)
 	dir := filepath.Join("testdata", "fuzz", "FuzzReader")
-	if *update {
+	if *golden.Update {
 		os.MkdirAll(dir, 0o755)
 		for name, data := range seeds {
 			content := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)

@@ -3,18 +3,17 @@ package trace_test
 import (
 	"bytes"
 	"encoding/base64"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldens maps each testdata/<name>.txtar to the trace it holds. A golden
 // file keeps the binary trace (base64) and its dump: reading the stored
@@ -35,7 +34,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", name+".txtar")
-			if *update {
+			if *golden.Update {
 				a := &txtarArchive{
 					Comment: []byte("Golden dump of tracetest.WriteSmall(" + strings.TrimSpace(name) + "). Regenerate: go test -run TestGolden -update\n"),
 					Files: []txtarFile{
