@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/summary"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -110,24 +111,17 @@ func report(stdout, stderr io.Writer, dir string, before map[string]bool, start 
 		fmt.Fprintf(stdout, "occa-prof: no kernel launches recorded%s\n", p.activity())
 	} else {
 		fmt.Fprintf(stdout, "occa-prof: %s (host time from launch to return):\n", what)
-		writeTable(stdout, p.kernels)
+		summary.WriteKernelTotals(stdout, p.kernels)
 	}
 	if len(p.unended) > 0 {
 		fmt.Fprintf(stdout, "occa-prof: launches that had not returned when the trace ended: %s\n", counted(p.unended))
 	}
 }
 
-// kernelStat is one row of the table.
-type kernelStat struct {
-	name  string
-	calls int64
-	total int64 // ns
-}
-
 // profile is what occa-prof says about the program's traces.
 type profile struct {
-	kernels []kernelStat     // launches that ended, by total time
-	unended map[string]int64 // launches without an end, by kernel name
+	kernels []summary.KernelTotal // the summary's kernels table: launches that ended
+	unended map[string]int64      // launches without an end, by kernel name
 	// The other calls that succeeded, and the builds that failed, for a run
 	// without launches (a kernel that does not build is the commonest way
 	// an OCCA program dies).
@@ -180,46 +174,34 @@ func counted(m map[string]int64) string {
 	return strings.Join(names, ", ")
 }
 
-// readProfile pairs run_begin and run_end by correlation id and sums the
-// time per kernel name over the files. A file cut short is read as far as
-// it goes (salvaging past damaged chunks); what it held is kept.
+// readProfile reads the program's traces: the kernels table as the
+// summary computes it, and, for what occa-prof says besides, the calls
+// other than launches and the launches that never ended. A file cut short
+// is read as far as it goes (salvaging past damaged chunks).
 func readProfile(paths []string) (*profile, error) {
 	p := &profile{unended: map[string]int64{}}
-	byName := map[string]*kernelStat{}
 	var errs []error
 	for _, path := range paths {
-		if err := p.add(path, byName); err != nil {
+		if err := p.add(path); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(path), err))
 		}
 	}
-	for _, k := range byName {
-		p.kernels = append(p.kernels, *k)
+	var err error
+	if p.kernels, err = summary.ReadKernelTotals(paths, model.Options{Salvage: true}); err != nil && len(errs) == 0 {
+		errs = append(errs, err)
 	}
-	slices.SortFunc(p.kernels, func(a, b kernelStat) int {
-		if c := cmp.Compare(b.total, a.total); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
-	})
 	return p, errors.Join(errs...)
 }
 
-func (p *profile) add(path string, byName map[string]*kernelStat) error {
+// add counts path's calls other than launches, and its launches without
+// an end.
+func (p *profile) add(path string) error {
 	r, closer, err := trace.Open(path, trace.WithSalvage(true))
 	if err != nil {
 		return err
 	}
 	defer closer.Close()
-	type open struct {
-		kernel uint64
-		t      int64
-	}
-	pending := map[uint64]open{}
-	type done struct {
-		kernel uint64
-		ns     int64
-	}
-	var runs []done
+	pending := map[uint64]uint64{} // begun launches: kernel by correlation id
 	var readErr error
 	for {
 		e, err := r.ReadEvent()
@@ -235,13 +217,10 @@ func (p *profile) add(path string, byName map[string]*kernelStat) error {
 		case trace.RunBegin:
 			c, _ := e.Corr()
 			k, _ := e.Arg("kernel")
-			pending[c] = open{k, e.Time}
+			pending[c] = k
 		case trace.RunEnd:
 			c, _ := e.Corr()
-			if b, ok := pending[c]; ok {
-				delete(pending, c)
-				runs = append(runs, done{b.kernel, e.Time - b.t})
-			}
+			delete(pending, c)
 		case trace.DeviceSetupEnd:
 			p.setups += ok(status)
 		case trace.MemoryAllocEnd:
@@ -259,48 +238,12 @@ func (p *profile) add(path string, byName map[string]*kernelStat) error {
 		p.early = append(p.early, path)
 	}
 	// Names after the whole file: every def has been read by now.
-	name := func(id uint64) string {
-		if n := r.Dict().Kernel(id).Name; n != "" {
-			return n
+	for _, k := range pending {
+		n := r.Dict().Kernel(k).Name
+		if n == "" {
+			n = fmt.Sprintf("kernel#%d", k)
 		}
-		return fmt.Sprintf("kernel#%d", id)
-	}
-	for _, d := range runs {
-		n := name(d.kernel)
-		k := byName[n]
-		if k == nil {
-			k = &kernelStat{name: n}
-			byName[n] = k
-		}
-		k.calls++
-		k.total += d.ns
-	}
-	for _, b := range pending {
-		p.unended[name(b.kernel)]++
+		p.unended[n]++
 	}
 	return readErr
-}
-func writeTable(w io.Writer, ks []kernelStat) {
-	width := len("kernel")
-	for _, k := range ks {
-		width = max(width, len(k.name))
-	}
-	fmt.Fprintf(w, "  %-*s %8s %12s %12s\n", width, "kernel", "calls", "total", "avg")
-	for _, k := range ks {
-		fmt.Fprintf(w, "  %-*s %8d %12s %12s\n", width, k.name, k.calls, dur(k.total), dur(k.total/max(k.calls, 1)))
-	}
-}
-
-// dur formats ns with three significant digits.
-func dur(ns int64) string {
-	d := float64(ns)
-	switch {
-	case d >= 1e9:
-		return strconv.FormatFloat(d/1e9, 'f', 3, 64) + " s"
-	case d >= 1e6:
-		return strconv.FormatFloat(d/1e6, 'f', 3, 64) + " ms"
-	case d >= 1e3:
-		return strconv.FormatFloat(d/1e3, 'f', 3, 64) + " us"
-	}
-	return strconv.FormatInt(ns, 10) + " ns"
 }

@@ -37,16 +37,17 @@ func (c *Collector) KernelTotals() []KernelTotal {
 	return out
 }
 
-// ReadKernelTotals reads the traces at paths, in turn, and returns their
-// kernels summed over them, as the kernels table of their summary gives
-// them (occa-prof prints them when the program exits). A damaged trace
-// counts up to the damage; the error names each such file (its path).
-func ReadKernelTotals(paths []string) ([]KernelTotal, error) {
+// ReadKernelTotals reads the traces at paths, in turn, with o, and returns
+// their kernels summed over them, as the kernels table of their summary
+// gives them (occa-prof prints them when the program exits). A damaged
+// trace counts up to the damage (past it with o.Salvage); the error names
+// each such file (its path).
+func ReadKernelTotals(paths []string, o model.Options) ([]KernelTotal, error) {
 	var cs []*Collector
 	var errs []error
 	for i, p := range paths {
 		c := NewCollector()
-		res, err := model.Read(p, i, model.Options{}, c.Add)
+		res, err := model.Read(p, i, o, c.Add)
 		if res != nil {
 			c.Finish(res)
 			cs = append(cs, c)
