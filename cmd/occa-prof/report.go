@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/summary"
 	"github.com/libocca/occa-tools/formats/trace"
 )
@@ -187,7 +187,7 @@ func readProfile(paths []string) (*profile, error) {
 		}
 	}
 	var err error
-	if p.kernels, err = summary.ReadKernelTotals(paths, model.Options{Salvage: true}); err != nil && len(errs) == 0 {
+	if p.kernels, err = summary.ReadKernelTotals(paths, analysis.Options{Salvage: true}); err != nil && len(errs) == 0 {
 		errs = append(errs, err)
 	}
 	return p, errors.Join(errs...)

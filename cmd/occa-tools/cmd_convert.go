@@ -14,7 +14,7 @@ import (
 
 	"github.com/libocca/occa-tools/formats/chrome"
 	"github.com/libocca/occa-tools/formats/csv"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/table"
@@ -87,26 +87,26 @@ func init() { cmdConvert.Run = runConvert }
 
 // rankWriter writes one trace's rows.
 type rankWriter interface {
-	Add(p *model.Process, r *model.Row) error
-	Close(res *model.Result) error
+	Add(p *analysis.Process, r *analysis.Row) error
+	Close(res *analysis.Result) error
 }
 
 // outputs lists the formats of convert, one row each.
 var outputs = []struct {
 	name   string
 	ext    string
-	create func(path string, p *model.Process, index int) (rankWriter, error)
-	window int // model.Options.Window
+	create func(path string, p *analysis.Process, index int) (rankWriter, error)
+	window int // analysis.Options.Window
 	// finish, when set, runs after every trace is written, with their files.
 	finish func(env *Env, dir string, files []string) error
 }{
-	{name: "parquet", ext: ".parquet", create: func(path string, p *model.Process, _ int) (rankWriter, error) { return parquet.Create(path, p) }},
-	{name: "csv", ext: ".csv", create: func(path string, p *model.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
+	{name: "parquet", ext: ".parquet", create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return parquet.Create(path, p) }},
+	{name: "csv", ext: ".csv", create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
 	{name: "perfetto", ext: ".perfetto-trace", window: perfetto.PairWindow, finish: joinPerfetto,
-		create: func(path string, p *model.Process, i int) (rankWriter, error) {
+		create: func(path string, p *analysis.Process, i int) (rankWriter, error) {
 			return perfetto.Create(path, p, uint32(i+1))
 		}},
-	{name: "chrome", ext: ".json", create: func(path string, p *model.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
+	{name: "chrome", ext: ".json", create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
 }
 
 // joinPerfetto concatenates the per-trace Perfetto files into one
@@ -178,7 +178,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		return usagef("no traces given")
 	}
 	o := outputs[out]
-	paths, err := model.Expand(args)
+	paths, err := analysis.Expand(args)
 	if err != nil {
 		return err
 	}
@@ -197,14 +197,14 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 
 	var mu sync.Mutex
 	used := map[string]bool{}
-	infos := make([]model.ProcessInfo, len(paths))
+	infos := make([]analysis.ProcessInfo, len(paths))
 	have := make([]bool, len(paths))
 	files := make([]string, len(paths))
-	errs := model.Parallel(len(paths), *convertJobs, func(i int) error {
+	errs := analysis.Parallel(len(paths), *convertJobs, func(i int) error {
 		var w rankWriter
-		opts := model.Options{Salvage: *convertSalvage, Window: o.window,
+		opts := analysis.Options{Salvage: *convertSalvage, Window: o.window,
 			Progress: func(off int64) { offsets[i].Store(off) },
-			Open: func(p *model.Process) error {
+			Open: func(p *analysis.Process) error {
 				mu.Lock()
 				name := table.FileName(p.Rank, 0, o.ext)
 				for k := 1; used[name]; k++ { // two traces of one rank
@@ -217,14 +217,14 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 				w, err = o.create(files[i], p, i)
 				return err
 			}}
-		sink := func(p *model.Process, r *model.Row) error { return w.Add(p, r) }
-		res, err := model.Read(paths[i], i, opts, sink)
+		sink := func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) }
+		res, err := analysis.Read(paths[i], i, opts, sink)
 		if st, e := os.Stat(paths[i]); e == nil {
 			offsets[i].Store(0)
 			done.Add(st.Size())
 		}
 		if res != nil {
-			infos[i], have[i] = model.Info(res.Process, res), true
+			infos[i], have[i] = analysis.Info(res.Process, res), true
 			reportProblems(env, paths[i], res)
 		}
 		if w != nil {
@@ -257,7 +257,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			return err
 		}
 	}
-	var list []model.ProcessInfo
+	var list []analysis.ProcessInfo
 	for i := range infos {
 		if have[i] {
 			list = append(list, infos[i])

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/summary"
 )
 
@@ -63,15 +63,15 @@ func runSummary(env *Env, cmd *Command, args []string) error {
 	if !ok {
 		return usagef("unknown -format %q (want %s)", *summaryFormat, strings.Join(summary.Formats, ", "))
 	}
-	paths, err := model.Expand(args)
+	paths, err := analysis.Expand(args)
 	if err != nil {
 		return err
 	}
 	cs := make([]*summary.Collector, len(paths))
-	errs := model.Parallel(len(paths), *summaryJobs, func(i int) error {
+	errs := analysis.Parallel(len(paths), *summaryJobs, func(i int) error {
 		c := summary.NewCollector()
 		cs[i] = c
-		res, err := model.Read(paths[i], i, model.Options{Salvage: *summarySalvage}, c.Add)
+		res, err := analysis.Read(paths[i], i, analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {
 			c.Finish(res)
 			reportProblems(env, paths[i], res)
@@ -96,7 +96,7 @@ func runSummary(env *Env, cmd *Command, args []string) error {
 }
 
 // reportProblems tells what a salvaging read skipped.
-func reportProblems(env *Env, path string, res *model.Result) {
+func reportProblems(env *Env, path string, res *analysis.Result) {
 	if len(res.Problems) == 0 {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/libocca/occa-tools/formats/csv"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/summary"
@@ -153,13 +153,13 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func pair(path string) error {
-	_, err := model.Read(path, 0, model.Options{}, func(*model.Process, *model.Row) error { return nil })
+	_, err := analysis.Read(path, 0, analysis.Options{}, func(*analysis.Process, *analysis.Row) error { return nil })
 	return err
 }
 
 func summarize(path string) error {
 	c := summary.NewCollector()
-	res, err := model.Read(path, 0, model.Options{}, c.Add)
+	res, err := analysis.Read(path, 0, analysis.Options{}, c.Add)
 	if err != nil {
 		return err
 	}
@@ -171,25 +171,25 @@ func BenchmarkPair(b *testing.B)    { run(b, pair) }
 func BenchmarkSummary(b *testing.B) { run(b, summarize) }
 
 type rankWriter interface {
-	Add(*model.Process, *model.Row) error
-	Close(*model.Result) error
+	Add(*analysis.Process, *analysis.Row) error
+	Close(*analysis.Result) error
 }
 
-func convert(b *testing.B, window int, create func(path string, p *model.Process) (rankWriter, error)) {
+func convert(b *testing.B, window int, create func(path string, p *analysis.Process) (rankWriter, error)) {
 	path, n := steadyTrace(b)
 	convertOn(b, path, n, window, create)
 }
 
 // convertOn times a conversion of the trace at path (n events).
-func convertOn(b *testing.B, path string, n, window int, create func(path string, p *model.Process) (rankWriter, error)) {
+func convertOn(b *testing.B, path string, n, window int, create func(path string, p *analysis.Process) (rankWriter, error)) {
 	out := filepath.Join(b.TempDir(), "out")
 	runOn(b, path, n, func(path string) error {
 		var w rankWriter
-		res, err := model.Read(path, 0, model.Options{Window: window, Open: func(p *model.Process) error {
+		res, err := analysis.Read(path, 0, analysis.Options{Window: window, Open: func(p *analysis.Process) error {
 			var err error
 			w, err = create(out, p)
 			return err
-		}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+		}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 		if err != nil {
 			return err
 		}
@@ -204,13 +204,13 @@ func convertOn(b *testing.B, path string, n, window int, create func(path string
 }
 
 func BenchmarkParquet(b *testing.B) {
-	convert(b, 0, func(path string, p *model.Process) (rankWriter, error) { return parquet.Create(path, p) })
+	convert(b, 0, func(path string, p *analysis.Process) (rankWriter, error) { return parquet.Create(path, p) })
 }
 
-func createCSV(path string, p *model.Process) (rankWriter, error) { return csv.Create(path, p) }
+func createCSV(path string, p *analysis.Process) (rankWriter, error) { return csv.Create(path, p) }
 
 func BenchmarkCSV(b *testing.B) { convert(b, 0, createCSV) }
 
 func BenchmarkPerfetto(b *testing.B) {
-	convert(b, perfetto.PairWindow, func(path string, p *model.Process) (rankWriter, error) { return perfetto.Create(path, p, 1) })
+	convert(b, perfetto.PairWindow, func(path string, p *analysis.Process) (rankWriter, error) { return perfetto.Create(path, p, 1) })
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -73,11 +73,11 @@ func BenchmarkPerfettoUnmatched(b *testing.B) {
 			conv := func(path string) time.Duration {
 				t0 := time.Now()
 				var w *perfetto.Writer
-				res, err := model.Read(path, 0, model.Options{Window: perfetto.PairWindow, Open: func(p *model.Process) error {
+				res, err := analysis.Read(path, 0, analysis.Options{Window: perfetto.PairWindow, Open: func(p *analysis.Process) error {
 					var err error
 					w, err = perfetto.Create(out, p, 1)
 					return err
-				}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+				}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 				if err == nil {
 					err = w.Close(res)
 				}

@@ -1,4 +1,4 @@
-// Package chrome writes model rows as Chrome trace-event JSON, the format
+// Package chrome writes the analysis's rows as Chrome trace-event JSON, the format
 // that chrome://tracing and ui.perfetto.dev open: one JSON object
 //
 //	{"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}
@@ -14,7 +14,7 @@
 //     each thread with the trace's thread name ("thread N" when it has none).
 //   - A begin/end pair is a complete event ("ph":"X") with "ts" and "dur",
 //     named after the kernel for a launch, the region for a region, and the
-//     kind for any other call; "cat" is the kind (model.KindName: "run",
+//     kind for any other call; "cat" is the kind (analysis.KindName: "run",
 //     "copy", "region", ...). "args" holds what the row has of name
 //     (kernel, allocation tag, device mode), bytes, direction, device,
 //     stream, correlation id and a failed status.
@@ -38,7 +38,7 @@
 // about a quarter of a microsecond of a unix "ts" (2^53 ns is 104 days),
 // while "dur" stays exact; the file's digits are exact.
 //
-// otherData holds the process row of _processes.csv (model.ProcessInfo)
+// otherData holds the process row of _processes.csv (analysis.ProcessInfo)
 // under "process".
 package chrome
 
@@ -50,7 +50,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -61,7 +61,7 @@ const DeviceTID = 1000000
 type Writer struct {
 	f       *os.File
 	bw      *bufio.Writer
-	p       *model.Process
+	p       *analysis.Process
 	pid     []byte // ,"pid":R
 	b       []byte
 	n       int // events written
@@ -73,7 +73,7 @@ type Writer struct {
 
 // Create makes the file at path for process p and writes its start and the
 // process name.
-func Create(path string, p *model.Process) (*Writer, error) {
+func Create(path string, p *analysis.Process) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -151,11 +151,11 @@ func AppendMicros(b []byte, ns int64) []byte {
 	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
-// Add writes one row; it has the model.Sink signature.
-func (w *Writer) Add(p *model.Process, r *model.Row) error {
+// Add writes one row; it has the analysis.Sink signature.
+func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	kind, ok := w.kinds[r.Kind]
 	if !ok {
-		kind = model.KindName(r.Kind)
+		kind = analysis.KindName(r.Kind)
 		w.kinds[r.Kind] = kind
 	}
 	if r.Kind == trace.DeviceTime { // a device time without its launch
@@ -241,7 +241,7 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 }
 
 // device writes r's device interval on its device's pseudo-thread.
-func (w *Writer) device(r *model.Row, name, cat string) error {
+func (w *Writer) device(r *analysis.Row, name, cat string) error {
 	w.devices[r.Device] = true
 	b := append(w.b[:0], `{"ph":"X","name":`...)
 	b = w.str(b, name)
@@ -270,12 +270,12 @@ func (w *Writer) device(r *model.Row, name, cat string) error {
 
 // isSpan reports whether rows of kind k are begin/end pairs.
 func isSpan(k trace.Kind) bool {
-	return k == trace.RegionPush || k.String() != model.KindName(k)
+	return k == trace.RegionPush || k.String() != analysis.KindName(k)
 }
 
 // Close names the threads and devices seen, writes otherData and finishes
 // the file. res may be nil (the trace could not be read to its end).
-func (w *Writer) Close(res *model.Result) error {
+func (w *Writer) Close(res *analysis.Result) error {
 	p := w.p
 	threads := make([]uint32, 0, len(w.threads))
 	for t := range w.threads {
@@ -306,7 +306,7 @@ func (w *Writer) Close(res *model.Result) error {
 		}
 		w.meta("thread_name", int64(DeviceTID+d), name)
 	}
-	info, err := json.Marshal(model.Info(p, res))
+	info, err := json.Marshal(analysis.Info(p, res))
 	if err == nil {
 		w.bw.WriteString("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"occa-tools\",\"process\":")
 		w.bw.Write(info)

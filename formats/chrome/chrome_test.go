@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -47,11 +47,11 @@ func convert(t *testing.T, o tracetest.SmallOptions) ([]byte, string, int) {
 	out := filepath.Join(dir, "out.json")
 	var w *Writer
 	rows := 0
-	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
+	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
 		w, err = Create(out, p)
 		return err
-	}}, func(p *model.Process, r *model.Row) error {
+	}}, func(p *analysis.Process, r *analysis.Row) error {
 		rows++
 		return w.Add(p, r)
 	})
@@ -144,13 +144,13 @@ func TestAppendMicros(t *testing.T) {
 // device interval, or at their event's time when they have only a
 // duration (start 0; it was put at the epoch).
 func TestUnmatchedDeviceTime(t *testing.T) {
-	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
 	out := filepath.Join(t.TempDir(), "out.json")
 	w, err := Create(out, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := model.NewPairer(p, w.Add)
+	pr := analysis.NewPairer(p, w.Add)
 	us := func(n int64) int64 { return tracetest.MonoStart + n*1000 }
 	for _, e := range []trace.Event{
 		{Kind: trace.DeviceTime, Time: us(21), Args: [trace.MaxArgs]uint64{99, uint64(us(14)), uint64(us(18))}},

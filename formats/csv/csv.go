@@ -1,4 +1,4 @@
-// Package csv writes model rows as CSV (RFC 4180: comma-separated, CRLF
+// Package csv writes the analysis's rows as CSV (RFC 4180: comma-separated, CRLF
 // line ends, fields quoted when they hold a comma, a quote, CR or LF, quotes
 // doubled): a header row, then the columns of the Parquet schema
 // (formats/parquet/SCHEMA.md) in the same order. Times (start,
@@ -16,7 +16,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
 )
 
@@ -24,8 +24,8 @@ import (
 type Writer struct {
 	f   *os.File
 	bw  *bufio.Writer
-	fl  *model.Flattener
-	rec model.Record
+	fl  *analysis.Flattener
+	rec analysis.Record
 	b   []byte
 	omp ompTables
 }
@@ -41,30 +41,30 @@ type ompTables struct {
 }
 
 // Create makes the file at path for process p and writes the header row.
-func Create(path string, p *model.Process) (*Writer, error) {
+func Create(path string, p *analysis.Process) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), fl: model.NewFlattener(p), omp: ompTables{events: path}}
-	w.bw.WriteString(model.Events.CSVHeader())
+	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), fl: analysis.NewFlattener(p), omp: ompTables{events: path}}
+	w.bw.WriteString(analysis.Events.CSVHeader())
 	return w, nil
 }
 
-// Add writes one row; it has the model.Sink signature.
-func (w *Writer) Add(p *model.Process, r *model.Row) error {
+// Add writes one row; it has the analysis.Sink signature.
+func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if r.OMP != nil {
 		return w.omp.add(p, r, &w.b)
 	}
 	w.fl.Flatten(&w.rec, r)
-	w.b = model.Events.AppendCSV(w.b[:0], &w.rec)
+	w.b = analysis.Events.AppendCSV(w.b[:0], &w.rec)
 	_, err := w.bw.Write(w.b)
 	return err
 }
 
 // Close finishes the file, and the OpenMP tables when the trace had OpenMP
 // rows.
-func (w *Writer) Close(res *model.Result) error {
+func (w *Writer) Close(res *analysis.Result) error {
 	err := w.bw.Flush()
 	if e := w.f.Close(); err == nil {
 		err = e
@@ -90,7 +90,7 @@ func (t *ompTables) create(table, header string) (*os.File, *bufio.Writer, error
 }
 
 // add writes an OpenMP row to the OpenMP table (made at the first).
-func (t *ompTables) add(p *model.Process, r *model.Row, b *[]byte) error {
+func (t *ompTables) add(p *analysis.Process, r *analysis.Row, b *[]byte) error {
 	if !omp.InTable(r) {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (t *ompTables) add(p *model.Process, r *model.Row, b *[]byte) error {
 
 // close finishes the OpenMP table and writes the dependences table, when
 // the trace had tasks (res.Tasks).
-func (t *ompTables) close(res *model.Result) error {
+func (t *ompTables) close(res *analysis.Result) error {
 	if t.f != nil {
 		err := t.bw.Flush()
 		if e := t.f.Close(); err == nil {
@@ -146,15 +146,15 @@ func (t *ompTables) close(res *model.Result) error {
 // does not match DuckDB's *.parquet globs.
 const ProcessesFile = "_processes.csv"
 
-// WriteProcesses writes the process table (model.Processes). It quotes
+// WriteProcesses writes the process table (analysis.Processes). It quotes
 // with encoding/csv, which also quotes a field that starts with a space,
 // as _processes.csv always has.
-func WriteProcesses(w io.Writer, infos []model.ProcessInfo) error {
+func WriteProcesses(w io.Writer, infos []analysis.ProcessInfo) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
-	cw.Write(model.Processes.Names())
+	cw.Write(analysis.Processes.Names())
 	for i := range infos {
-		cw.Write(model.Processes.Strings(&infos[i]))
+		cw.Write(analysis.Processes.Strings(&infos[i]))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/table"
@@ -29,11 +29,11 @@ func convert(t *testing.T, write func(*bytes.Buffer) error) string {
 	out := filepath.Join(dir, "out")
 	os.Mkdir(out, 0o755)
 	var w *Writer
-	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
+	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
 		w, err = Create(filepath.Join(out, table.FileName(p.Rank, 0, ".csv")), p)
 		return err
-	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {
 		t.Fatal(err)
 	}

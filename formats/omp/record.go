@@ -1,5 +1,5 @@
-// Package omp lays out a trace's OpenMP rows (model.OMP) and its task
-// dependence edges (model.Graph) as the OpenMP and dependences tables of
+// Package omp lays out a trace's OpenMP rows (analysis.OMP) and its task
+// dependence edges (analysis.Graph) as the OpenMP and dependences tables of
 // formats/parquet/SCHEMA.md: their column declarations (Rows,
 // Dependences), records and file paths.
 package omp
@@ -9,14 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // SchemaVersion is the version of formats/parquet/SCHEMA.md that added the
 // OpenMP tables (Record, EdgeRecord), written in their files' metadata.
-// The events table (model.Record) is unchanged since model.SchemaVersion.
+// The events table (analysis.Record) is unchanged since analysis.SchemaVersion.
 const SchemaVersion = "1.1"
 
 // Dir is the subdirectory of a convert output directory that holds the
@@ -51,7 +51,7 @@ func CreateTable(events, table string) (*os.File, error) {
 	return os.Create(path)
 }
 
-// Record is one row of the OpenMP table: a model.Row with its OMP,
+// Record is one row of the OpenMP table: a analysis.Row with its OMP,
 // flattened with its process and names resolved. Its fields are the
 // columns of Rows, in order, tagged with their ParquetTags. SCHEMA.md
 // describes each column per kind.
@@ -113,24 +113,24 @@ var Rows = table.Table[Record]{Name: "openmp", Append: appendRowsCSV, Columns: [
 
 // InTable reports whether r is a row of the OpenMP table: every OpenMP row
 // but the reported dependences, which the dependences table holds.
-func InTable(r *model.Row) bool { return r.OMP != nil && r.Kind != trace.OmpTaskDependence }
+func InTable(r *analysis.Row) bool { return r.OMP != nil && r.Kind != trace.OmpTaskDependence }
 
 // Flattener turns OpenMP rows of one process into Records.
 type Flattener struct {
-	p    *model.Process
+	p    *analysis.Process
 	tids map[uint32]int64
 }
 
 // NewFlattener returns a Flattener for p.
-func NewFlattener(p *model.Process) *Flattener {
+func NewFlattener(p *analysis.Process) *Flattener {
 	return &Flattener{p: p, tids: map[uint32]int64{}}
 }
 
 // Flatten fills rec from r, which has an OMP. Times become unix ns.
-func (f *Flattener) Flatten(rec *Record, r *model.Row) {
+func (f *Flattener) Flatten(rec *Record, r *analysis.Row) {
 	p, o := f.p, r.OMP
 	*rec = Record{Rank: int32(p.Rank), Host: p.Header.Host, PID: p.Header.PID, Thread: int32(r.Thread),
-		Kind: model.KindName(r.Kind), Start: p.WallTime(r.Start), Duration: r.Dur, ID: int64(o.ID), Parallel: int64(o.Parallel),
+		Kind: analysis.KindName(r.Kind), Start: p.WallTime(r.Start), Duration: r.Dur, ID: int64(o.ID), Parallel: int64(o.Parallel),
 		Task: int64(o.Task), Parent: int64(o.Parent), ThreadNum: int32(o.ThreadNum), TeamSize: int32(o.TeamSize),
 		Type: int32(o.Type), TypeName: r.Name, Count: int64(o.Count), Flags: int64(o.Flags), Launch: int64(o.Launch),
 		Status: int32(r.Status), Completed: o.Completed, Address: int64(o.Address), TaskTime: o.TaskTime}
@@ -176,8 +176,8 @@ var Dependences = table.Table[EdgeRecord]{Name: "dependences", Append: appendDep
 }}
 
 // EdgeRecords returns the dependences table of p's graph g: its edges
-// (model.Graph.Edges) with the sink's parent task and launch.
-func EdgeRecords(p *model.Process, g *model.Graph) []EdgeRecord {
+// (analysis.Graph.Edges) with the sink's parent task and launch.
+func EdgeRecords(p *analysis.Process, g *analysis.Graph) []EdgeRecord {
 	edges := g.Edges()
 	out := make([]EdgeRecord, len(edges))
 	for i, e := range edges {

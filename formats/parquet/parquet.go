@@ -1,6 +1,6 @@
-// Package parquet writes model rows as Parquet files: one file per trace
+// Package parquet writes the analysis's rows as Parquet files: one file per trace
 // (rank), zstd-compressed, in row groups of at most RowGroupRows rows, with
-// the schema of SCHEMA.md (model.Record) and the process description as
+// the schema of SCHEMA.md (analysis.Record) and the process description as
 // key-value metadata. A trace with OpenMP rows also gets the OpenMP tables
 // (omp.Record, omp.EdgeRecord) in the omp.Dir subdirectory.
 package parquet
@@ -15,7 +15,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
 )
 
@@ -29,7 +29,7 @@ const batch = 1 << 14
 // Metadata keys written in every file.
 const (
 	KeySchemaVersion = "occa-tools.schema_version"
-	KeyProcess       = "occa-tools.process" // JSON: model.ProcessInfo
+	KeyProcess       = "occa-tools.process" // JSON: analysis.ProcessInfo
 	KeyEpoch         = "occa-tools.epoch"
 )
 
@@ -43,9 +43,9 @@ const EpochOpenMP = "start and created are unix time in ns (UTC), from the trace
 type Writer struct {
 	f    *os.File
 	bw   *bufio.Writer
-	w    *pq.GenericWriter[model.Record]
-	fl   *model.Flattener
-	buf  []model.Record
+	w    *pq.GenericWriter[analysis.Record]
+	fl   *analysis.Flattener
+	buf  []analysis.Record
 	rows int64
 	omp  *ompTables // nil until the first OpenMP row
 }
@@ -62,21 +62,21 @@ type ompTables struct {
 }
 
 // Create makes the file at path for process p.
-func Create(path string, p *model.Process) (*Writer, error) {
+func Create(path string, p *analysis.Process) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := newWriter[model.Record](bw, p, model.SchemaVersion, Epoch)
-	return &Writer{f: f, bw: bw, w: w, fl: model.NewFlattener(p), buf: make([]model.Record, 0, batch),
+	w := newWriter[analysis.Record](bw, p, analysis.SchemaVersion, Epoch)
+	return &Writer{f: f, bw: bw, w: w, fl: analysis.NewFlattener(p), buf: make([]analysis.Record, 0, batch),
 		omp: &ompTables{events: path}}, nil
 }
 
 // newWriter returns a writer of T rows with the options and metadata every
 // table has (no epoch when epoch is "").
-func newWriter[T any](w io.Writer, p *model.Process, version, epoch string) *pq.GenericWriter[T] {
-	info, _ := json.Marshal(model.Info(p, nil))
+func newWriter[T any](w io.Writer, p *analysis.Process, version, epoch string) *pq.GenericWriter[T] {
+	info, _ := json.Marshal(analysis.Info(p, nil))
 	opts := []pq.WriterOption{
 		pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		pq.MaxRowsPerRowGroup(RowGroupRows),
@@ -91,8 +91,8 @@ func newWriter[T any](w io.Writer, p *model.Process, version, epoch string) *pq.
 	return pq.NewGenericWriter[T](w, opts...)
 }
 
-// Add writes one row; it has the model.Sink signature.
-func (w *Writer) Add(p *model.Process, r *model.Row) error {
+// Add writes one row; it has the analysis.Sink signature.
+func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if r.OMP != nil {
 		return w.omp.add(p, r)
 	}
@@ -120,10 +120,10 @@ func (w *Writer) Rows() int64 { return w.rows + int64(len(w.buf)) }
 // Close finishes the file, and the OpenMP tables when the trace had OpenMP
 // rows. res, when not nil, updates the process metadata with what reading
 // the whole trace learned (drops, completeness).
-func (w *Writer) Close(res *model.Result) error {
+func (w *Writer) Close(res *analysis.Result) error {
 	err := w.flush()
 	if res != nil {
-		info, _ := json.Marshal(model.Info(res.Process, res))
+		info, _ := json.Marshal(analysis.Info(res.Process, res))
 		w.w.SetKeyValueMetadata(KeyProcess, string(info))
 	}
 	if e := w.w.Close(); err == nil {
@@ -145,7 +145,7 @@ func (w *Writer) Close(res *model.Result) error {
 }
 
 // add writes an OpenMP row to the OpenMP table (made at the first).
-func (t *ompTables) add(p *model.Process, r *model.Row) error {
+func (t *ompTables) add(p *analysis.Process, r *analysis.Row) error {
 	if !omp.InTable(r) {
 		return nil
 	}
@@ -175,12 +175,12 @@ func (t *ompTables) flush() error {
 
 // close finishes the OpenMP table and writes the dependences table, when
 // the trace had tasks.
-func (t *ompTables) close(res *model.Result) error {
+func (t *ompTables) close(res *analysis.Result) error {
 	var err error
 	if t.w != nil {
 		err = t.flush()
 		if res != nil {
-			info, _ := json.Marshal(model.Info(res.Process, res))
+			info, _ := json.Marshal(analysis.Info(res.Process, res))
 			t.w.SetKeyValueMetadata(KeyProcess, string(info))
 		}
 		if e := t.w.Close(); err == nil {
@@ -205,7 +205,7 @@ func (t *ompTables) close(res *model.Result) error {
 	}
 	bw := bufio.NewWriter(f)
 	w := newWriter[omp.EdgeRecord](bw, res.Process, omp.SchemaVersion, "")
-	info, _ := json.Marshal(model.Info(res.Process, res))
+	info, _ := json.Marshal(analysis.Info(res.Process, res))
 	w.SetKeyValueMetadata(KeyProcess, string(info))
 	_, err = w.Write(omp.EdgeRecords(res.Process, res.Tasks))
 	if e := w.Close(); err == nil {

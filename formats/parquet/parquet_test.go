@@ -10,7 +10,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/libocca/occa-tools/formats/golden"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/table"
@@ -18,7 +18,7 @@ import (
 )
 
 // TestRoundTrip converts the small trace and reads the file back: the rows
-// equal the model's records, and the schema and metadata match the golden
+// equal the analysis's records, and the schema and metadata match the golden
 // dump (a readable form, not the bytes).
 func TestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
@@ -30,15 +30,15 @@ func TestRoundTrip(t *testing.T) {
 	os.WriteFile(in, buf.Bytes(), 0o644)
 	out := filepath.Join(dir, "out.parquet")
 	var w *Writer
-	var want []model.Record
-	var fl *model.Flattener
-	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
+	var want []analysis.Record
+	var fl *analysis.Flattener
+	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
 		w, err = Create(out, p)
-		fl = model.NewFlattener(p)
+		fl = analysis.NewFlattener(p)
 		return err
-	}}, func(p *model.Process, r *model.Row) error {
-		var rec model.Record
+	}}, func(p *analysis.Process, r *analysis.Row) error {
+		var rec analysis.Record
 		fl.Flatten(&rec, r)
 		want = append(want, rec)
 		return w.Add(p, r)
@@ -55,7 +55,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	defer f.Close()
 	st, _ := f.Stat()
-	got, err := pq.Read[model.Record](f, st.Size())
+	got, err := pq.Read[analysis.Record](f, st.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +89,11 @@ func TestRoundTrip(t *testing.T) {
 func convert(t *testing.T, in, dir string) {
 	t.Helper()
 	var w *Writer
-	res, err := model.Read(in, 0, model.Options{Open: func(p *model.Process) error {
+	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
 		w, err = Create(filepath.Join(dir, table.FileName(p.Rank, 0, ".parquet")), p)
 		return err
-	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestOpenMP(t *testing.T) {
 	os.Mkdir(out, 0o755)
 	convert(t, in, out)
 	var dump bytes.Buffer
-	events := dumpTable[model.Record](t, &dump, filepath.Join(out, "events-rank00003.parquet"))
+	events := dumpTable[analysis.Record](t, &dump, filepath.Join(out, "events-rank00003.parquet"))
 	rows := dumpTable[omp.Record](t, &dump, filepath.Join(out, "_openmp", "openmp-rank00003.parquet"))
 	edges := dumpTable[omp.EdgeRecord](t, &dump, filepath.Join(out, "_openmp", "dependences-rank00003.parquet"))
 	if len(events) != 2 || len(rows) != 57 || len(edges) != 7 {

@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
 )
 
 // The record types carry one field per declared column, with the column's
 // Go type and Parquet tag; every column has the getter of its type.
 func TestTables(t *testing.T) {
-	for _, err := range []error{model.Events.Check(true), omp.Rows.Check(true), omp.Dependences.Check(true),
-		model.Processes.Check(false)} {
+	for _, err := range []error{analysis.Events.Check(true), omp.Rows.Check(true), omp.Dependences.Check(true),
+		analysis.Processes.Check(false)} {
 		if err != nil {
 			t.Error(err)
 		}
@@ -31,10 +31,10 @@ func TestSchemaDoc(t *testing.T) {
 	}
 	doc := string(b)
 	for _, tb := range []struct{ name, columns string }{
-		{model.Events.Name, model.Events.Markdown(true)},
+		{analysis.Events.Name, analysis.Events.Markdown(true)},
 		{omp.Rows.Name, omp.Rows.Markdown(true)},
 		{omp.Dependences.Name, omp.Dependences.Markdown(true)},
-		{model.Processes.Name, model.Processes.Markdown(false)},
+		{analysis.Processes.Name, analysis.Processes.Markdown(false)},
 	} {
 		begin := "<!-- columns " + tb.name + ":"
 		end := "<!-- end " + tb.name + " -->"

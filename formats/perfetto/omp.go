@@ -1,6 +1,6 @@
 package perfetto
 
-// OpenMP rows (model.OMP, FORMAT.md §4) on the thread tracks.
+// OpenMP rows (analysis.OMP, FORMAT.md §4) on the thread tracks.
 //
 // Every OpenMP span is a slice on its thread's track (lanes as for calls):
 //   - "parallel" on the thread that began the region (annotations parallel,
@@ -21,12 +21,12 @@ package perfetto
 // and reported dependences are no events of their own: they are flows.
 //
 // A worker's late implicit-task end (libomp's) comes already clamped to
-// its region's end from the Pairer (formats/model, ompclamp.go), as in
+// its region's end from the Pairer (formats/analysis, ompclamp.go), as in
 // every output.
 //
 // Flows:
 //   - one per dependence edge of the trace's task graph (Close's
-//     model.Result.Tasks: the depend clauses and the pairs the runtime
+//     analysis.Result.Tasks: the depend clauses and the pairs the runtime
 //     reported), from the source task's
 //     completing segment to the sink task's first segment. The edges are
 //     known only at the end: the first and the completing segments of
@@ -43,7 +43,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -65,7 +65,7 @@ const ompSlab = 256
 
 // ompHeldDur is the length by which an OpenMP row is ordered among rows
 // of the same start: a wait sorts after its sync region of the same span.
-func ompHeldDur(r *model.Row) int64 {
+func ompHeldDur(r *analysis.Row) int64 {
 	if r.Kind == trace.OmpSyncWaitBegin && r.Dur > 0 {
 		return r.Dur - 1
 	}
@@ -74,9 +74,9 @@ func ompHeldDur(r *model.Row) int64 {
 
 // addOMP copies the OpenMP part of the row just appended to b and returns
 // its ompHeldDur.
-func (w *Writer) addOMP(b *batch, r *model.Row) int64 {
+func (w *Writer) addOMP(b *batch, r *analysis.Row) int64 {
 	if len(w.ompSlab) == cap(w.ompSlab) {
-		w.ompSlab = make([]model.OMP, 0, ompSlab)
+		w.ompSlab = make([]analysis.OMP, 0, ompSlab)
 	}
 	w.ompSlab = append(w.ompSlab, *r.OMP)
 	m := &w.ompSlab[len(w.ompSlab)-1]
@@ -163,7 +163,7 @@ func (w *Writer) launchFlows(corr uint64) []uint64 {
 
 // implicitFlow returns the flow into implicit task m from its launch, or 0
 // when the reader saw no region of that launch.
-func (w *Writer) implicitFlow(m *model.OMP) uint64 {
+func (w *Writer) implicitFlow(m *analysis.OMP) uint64 {
 	l := w.omp.launches[m.Launch]
 	if m.Launch == 0 || l == nil {
 		return 0
@@ -188,7 +188,7 @@ func ompName(s string) string {
 }
 
 // writeOMP writes an OpenMP row.
-func (w *Writer) writeOMP(r *model.Row) {
+func (w *Writer) writeOMP(r *analysis.Row) {
 	o := w.ompState()
 	m := r.OMP
 	p := w.p
@@ -217,7 +217,7 @@ func (w *Writer) writeOMP(r *model.Row) {
 			o.implName[key] = name
 		}
 		ann = append(ann, kv{annotTask, m.Task}, kv{annotParallel, m.Parallel}, kv{annotLaunch, m.Launch})
-		if r.Dur != model.Unpaired {
+		if r.Dur != analysis.Unpaired {
 			term = w.implicitFlow(m)
 		}
 	case trace.OmpWorkBegin, trace.OmpSyncBegin, trace.OmpSyncWaitBegin:
@@ -235,7 +235,7 @@ func (w *Writer) writeOMP(r *model.Row) {
 		}
 		ann = append(ann, kv{annotLaunch, m.Launch})
 	case trace.OmpTaskSchedule:
-		if r.Dur == model.Unpaired {
+		if r.Dur == analysis.Unpaired {
 			break
 		}
 		name = w.iid(r.Kind, formTask, strconv.FormatUint(m.Task, 10))
@@ -269,7 +269,7 @@ func (w *Writer) writeOMP(r *model.Row) {
 		return
 	}
 	o.ann = ann
-	if r.Dur == model.Unpaired {
+	if r.Dur == analysis.Unpaired {
 		w.instant(p.WallTime(r.Start), typeInstant, w.thread(r.Thread).uuid, w.iid(r.Kind, formUnpaired, ""), 0)
 		return
 	}
@@ -287,7 +287,7 @@ func (w *Writer) writeOMP(r *model.Row) {
 	w.ompEvent(ts+r.Dur, typeSliceEnd, l.uuid, 0, nil, nil, nil)
 }
 
-func (w *Writer) ompInstant(r *model.Row, name uint64, ann []kv) {
+func (w *Writer) ompInstant(r *analysis.Row, name uint64, ann []kv) {
 	w.ompEvent(w.p.WallTime(r.Start), typeInstant, w.thread(r.Thread).uuid, name, nil, nil, ann)
 }
 
@@ -366,7 +366,7 @@ func (w *Writer) ompFinish() {
 	}
 	rank := uint64(w.p.Rank)
 	in := map[int][]uint64{}
-	var edges []model.Edge
+	var edges []analysis.Edge
 	if w.tasks != nil {
 		edges = w.tasks.Edges()
 	}

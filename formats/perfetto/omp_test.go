@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -295,11 +295,11 @@ func convertWith(t *testing.T, path string) (*Writer, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	var w *Writer
-	res, err := model.Read(path, 0, model.Options{Window: PairWindow, Open: func(p *model.Process) error {
+	res, err := analysis.Read(path, 0, analysis.Options{Window: PairWindow, Open: func(p *analysis.Process) error {
 		var err error
 		w, err = Create(out, p, 1)
 		return err
-	}}, func(p *model.Process, r *model.Row) error { return w.Add(p, r) })
+	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,13 +504,13 @@ func cmpU(a, b uint64) int {
 // their own, so that nothing overlaps without nesting. The launch around it
 // comes last and still links to both implicit tasks.
 func TestOpenMPLateContainers(t *testing.T) {
-	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
 	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	w, err := Create(path, p, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	add := func(r model.Row, m model.OMP) {
+	add := func(r analysis.Row, m analysis.OMP) {
 		r.DevDur = -1
 		r.OMP = &m
 		if err := w.Add(p, &r); err != nil {
@@ -522,27 +522,27 @@ func TestOpenMPLateContainers(t *testing.T) {
 	// Tasks on both threads, inside the barrier waits.
 	for i := 0; i < n; i++ {
 		th := uint32(i % 2)
-		add(model.Row{Kind: trace.OmpTaskSchedule, Thread: th, Start: int64(100 + 10*i), Dur: 5, Status: model.TaskComplete},
-			model.OMP{ID: uint64(1000 + i), Task: uint64(1000 + i), Parent: 11, Completed: true})
+		add(analysis.Row{Kind: trace.OmpTaskSchedule, Thread: th, Start: int64(100 + 10*i), Dur: 5, Status: analysis.TaskComplete},
+			analysis.OMP{ID: uint64(1000 + i), Task: uint64(1000 + i), Parent: 11, Completed: true})
 	}
 	for th := uint32(0); th < 2; th++ {
-		add(model.Row{Kind: trace.OmpSyncWaitBegin, Thread: th, Start: 90, Dur: end - 90, Name: "barrier_implicit"},
-			model.OMP{ID: 20 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2, Launch: 77})
-		add(model.Row{Kind: trace.OmpSyncBegin, Thread: th, Start: 80, Dur: end - 80, Name: "barrier_implicit"},
-			model.OMP{ID: 30 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2, Launch: 77})
+		add(analysis.Row{Kind: trace.OmpSyncWaitBegin, Thread: th, Start: 90, Dur: end - 90, Name: "barrier_implicit"},
+			analysis.OMP{ID: 20 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2, Launch: 77})
+		add(analysis.Row{Kind: trace.OmpSyncBegin, Thread: th, Start: 80, Dur: end - 80, Name: "barrier_implicit"},
+			analysis.OMP{ID: 30 + uint64(th), Parallel: 1, Task: 11 + uint64(th), Type: 2, ThreadNum: th, TeamSize: 2, Launch: 77})
 	}
-	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 0, Start: 20, Dur: end - 10},
-		model.OMP{ID: 11, Task: 11, Parallel: 1, ThreadNum: 0, TeamSize: 2, Launch: 77})
-	add(model.Row{Kind: trace.OmpParallelBegin, Thread: 0, Start: 10, Dur: end},
-		model.OMP{ID: 1, Parallel: 1, Parent: 5, TeamSize: 2, Launch: 77})
-	launch := model.Row{Kind: trace.RunBegin, Thread: 0, Start: 5, Dur: end + 10, Corr: 77, Name: "k", DevDur: -1}
+	add(analysis.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 0, Start: 20, Dur: end - 10},
+		analysis.OMP{ID: 11, Task: 11, Parallel: 1, ThreadNum: 0, TeamSize: 2, Launch: 77})
+	add(analysis.Row{Kind: trace.OmpParallelBegin, Thread: 0, Start: 10, Dur: end},
+		analysis.OMP{ID: 1, Parallel: 1, Parent: 5, TeamSize: 2, Launch: 77})
+	launch := analysis.Row{Kind: trace.RunBegin, Thread: 0, Start: 5, Dur: end + 10, Corr: 77, Name: "k", DevDur: -1}
 	if err := w.Add(p, &launch); err != nil {
 		t.Fatal(err)
 	}
 	// The worker's implicit task never ends: the Pairer closes it at the
-	// region's end (model's TestLateEndsClamped), and it comes last.
-	add(model.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 1, Start: 30, Dur: 10 + end - 30},
-		model.OMP{ID: 12, Task: 12, Parallel: 1, ThreadNum: 1, TeamSize: 2, Launch: 77})
+	// region's end (analysis's TestLateEndsClamped), and it comes last.
+	add(analysis.Row{Kind: trace.OmpImplicitTaskBegin, Thread: 1, Start: 30, Dur: 10 + end - 30},
+		analysis.OMP{ID: 12, Task: 12, Parallel: 1, ThreadNum: 1, TeamSize: 2, Launch: 77})
 	if err := w.Close(nil); err != nil {
 		t.Fatal(err)
 	}

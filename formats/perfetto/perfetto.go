@@ -1,4 +1,4 @@
-// Package perfetto writes model rows as a Perfetto trace (native protobuf,
+// Package perfetto writes the analysis's rows as a Perfetto trace (native protobuf,
 // packet by packet), for ui.perfetto.dev and trace_processor.
 //
 // Layout, per trace (rank):
@@ -52,14 +52,14 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // ReorderRows is the number of rows held to put them in start order.
 const ReorderRows = 1 << 17
 
-// PairWindow is the model.Pairer window to use with this writer: launches
+// PairWindow is the analysis.Pairer window to use with this writer: launches
 // wait for their device time at most this long, which keeps them within
 // the reorder buffer.
 const PairWindow = 1 << 12
@@ -84,7 +84,7 @@ type devInfo struct {
 }
 
 type batch struct {
-	rows    []model.Row
+	rows    []analysis.Row
 	threads []threadInfo
 	devs    []devInfo
 	// sorted, when set, holds the rows that arrived since the last sorted
@@ -100,7 +100,7 @@ type batch struct {
 // Writer writes one process's rows to a Perfetto trace file.
 type Writer struct {
 	f   *os.File
-	p   *model.Process
+	p   *analysis.Process
 	seq uint32
 	pid int64
 
@@ -120,7 +120,7 @@ type Writer struct {
 	nw          []held // unsorted rows since the last sorted set
 	tmp         []held // sort scratch
 	nwFree      chan []held
-	ompSlab     []model.OMP // copies of the rows' OMP (omp.go)
+	ompSlab     []analysis.OMP // copies of the rows' OMP (omp.go)
 
 	// worker side
 	proc      uint64
@@ -136,10 +136,10 @@ type Writer struct {
 	lastStrm  *laneSet
 	lastSKey  uint64
 	lastSDev  uint64
-	mem       *model.MemoryInUse
+	mem       *analysis.MemoryInUse
 	kinds     [256]string
 	omp       *ompWriter   // OpenMP state, nil until the first OpenMP row
-	tasks     *model.Graph // the trace's task graph, from Close
+	tasks     *analysis.Graph // the trace's task graph, from Close
 	// extraFlows are flow ids the next slice begins with besides its own
 	// (a launch's flows to its OpenMP implicit tasks).
 	extraFlows []uint64
@@ -147,7 +147,7 @@ type Writer struct {
 	ring  [chunks]*batch       // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) % ringRows
 	busy  []bool               // the ring slot holds a row not yet released
 	freed uint64               // chunks handed back to the reader
-	over  map[uint64]model.Row // rows held longer than the ring, by seq
+	over  map[uint64]analysis.Row // rows held longer than the ring, by seq
 	pend  []held               // sorted
 	bufs  [2][]held            // pend lies in bufs[pb]; merges go to the other
 	pb    int
@@ -247,7 +247,7 @@ func hash(parts ...uint64) uint64 {
 
 // Create makes the file at path for process p. seq is the trusted packet
 // sequence id, distinct for every writer whose output goes in one trace.
-func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
+func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -256,7 +256,7 @@ func Create(path string, p *model.Process, seq uint32) (*Writer, error) {
 		seenTh: map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, chunks), free: make(chan *batch, chunks), done: make(chan struct{}),
 		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
-		mem: model.NewMemoryInUse(), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096),
+		mem: analysis.NewMemoryInUse(), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096),
 		wfull: make(chan []byte, outBufs), wfree: make(chan []byte, outBufs), wdone: make(chan struct{}),
 		nwFree: make(chan []held, nwBufs)}
 	for i := 0; i < nwBufs; i++ {
@@ -294,8 +294,8 @@ func (w *Writer) newUUID() uint64 {
 	return hash(uint64(w.seq), w.nextUUID) | 1<<63
 }
 
-// Add takes one row; it has the model.Sink signature.
-func (w *Writer) Add(p *model.Process, r *model.Row) error {
+// Add takes one row; it has the analysis.Sink signature.
+func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if w.failed.Load() { // w.err was set before failed
 		return w.err
 	}
@@ -337,7 +337,7 @@ func (w *Writer) Add(p *model.Process, r *model.Row) error {
 func (w *Writer) take() *batch {
 	b := <-w.free
 	if b.rows == nil {
-		b.rows = make([]model.Row, 0, batchRows)
+		b.rows = make([]analysis.Row, 0, batchRows)
 	}
 	return b
 }
@@ -481,7 +481,7 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 	n := max(len(m)-keep, 0)
 	for k := 0; k < n && w.err == nil; k++ {
 		h := m[k]
-		var r *model.Row
+		var r *analysis.Row
 		if h.idx >= 0 {
 			r = &w.ring[h.idx/batchRows].rows[h.idx%batchRows]
 			w.busy[h.idx] = false
@@ -530,7 +530,7 @@ func (w *Writer) moveAside(idx int32, seq uint64) {
 		panic("perfetto: held row not found")
 	}
 	if w.over == nil {
-		w.over = map[uint64]model.Row{}
+		w.over = map[uint64]analysis.Row{}
 	}
 	w.over[seq] = *r
 	w.pend[i].idx = -1
@@ -687,7 +687,7 @@ const (
 func (w *Writer) kindName(k trace.Kind) string {
 	s := w.kinds[k]
 	if s == "" {
-		s = model.KindName(k)
+		s = analysis.KindName(k)
 		w.kinds[k] = s
 	}
 	return s
@@ -914,7 +914,7 @@ func (w *Writer) instant(ts int64, typ, track, name uint64, counter int64) {
 
 // slice writes a slice on the first lane of ls where it nests; r, when
 // set, gives its debug annotations.
-func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term uint64, r *model.Row) {
+func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term uint64, r *analysis.Row) {
 	end := start + max(dur, 0)
 	l := w.pickLane(ls, start, end)
 	if l == nil {
@@ -947,7 +947,7 @@ func debugLen(v uint64) int { return 2 + 3 + varintLen(v) }
 // sliceBegin writes a slice begin packet in one pass, its lengths computed
 // up front, when both fit in one byte and no interned data is due; it
 // reports whether it did. The bytes are those of sliceBeginSlow.
-func (w *Writer) sliceBegin(ts int64, track, name, flow uint64, r *model.Row, dir string) bool {
+func (w *Writer) sliceBegin(ts int64, track, name, flow uint64, r *analysis.Row, dir string) bool {
 	if len(w.newNames) > 0 || len(w.newAnnots) > 0 || len(w.extraFlows) > 0 {
 		return false
 	}
@@ -1015,7 +1015,7 @@ func appendDebugUint(b []byte, a int, v uint64) []byte {
 }
 
 // sliceBeginSlow writes a slice begin packet through placeholders.
-func (w *Writer) sliceBeginSlow(start int64, track, name, flow uint64, r *model.Row, dir string) {
+func (w *Writer) sliceBeginSlow(start int64, track, name, flow uint64, r *analysis.Row, dir string) {
 	p := w.begin(start)
 	t := w.teStart(typeSliceBegin, track)
 	w.out = putVarint(append(w.out, fTENameIID<<3), name)
@@ -1079,7 +1079,7 @@ func (w *Writer) sliceEnd(ts int64, track, term uint64) {
 	}
 }
 
-func (w *Writer) write(r *model.Row) {
+func (w *Writer) write(r *analysis.Row) {
 	p := w.p
 	ts := p.WallTime(r.Start)
 	switch r.Kind {
@@ -1113,7 +1113,7 @@ func (w *Writer) write(r *model.Row) {
 		return
 	}
 	th := w.thread(r.Thread)
-	if r.Dur == model.Unpaired {
+	if r.Dur == analysis.Unpaired {
 		w.instant(ts, typeInstant, th.uuid, w.iid(r.Kind, formUnpaired, ""), 0)
 		return
 	}
@@ -1178,7 +1178,7 @@ func (w *Writer) LeftOut() int64 { return w.leftOut }
 
 // Close writes what is held and finishes the file; res.Tasks gives the
 // task dependence flows.
-func (w *Writer) Close(res *model.Result) error {
+func (w *Writer) Close(res *analysis.Result) error {
 	w.closeMux.Do(func() {
 		if res != nil {
 			w.tasks = res.Tasks // the worker reads it after w.work closes

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -14,13 +14,13 @@ import (
 // Overlapping slices that do not nest go on a sibling lane; nested ones and
 // ones that follow stay on the thread's track. Rows may come in any order.
 func TestLanes(t *testing.T) {
-	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
 	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	w, err := Create(path, p, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := []model.Row{
+	rows := []analysis.Row{
 		{Kind: trace.RegionPush, Name: "b", Start: 150, Dur: 100, DevDur: -1}, // overlaps a: lane 2
 		{Kind: trace.RegionPush, Name: "a", Start: 100, Dur: 100, DevDur: -1},
 		{Kind: trace.RegionPush, Name: "a1", Start: 110, Dur: 10, DevDur: -1}, // inside a
@@ -66,19 +66,19 @@ func TestFixLen(t *testing.T) {
 // A row held longer than the row ring is moved aside and still written in
 // start order.
 func TestHeldPastRing(t *testing.T) {
-	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
 	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	w, err := Create(path, p, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := model.Row{Kind: trace.RegionPush, Name: "late", Start: 1 << 40, Dur: 5, DevDur: -1}
+	late := analysis.Row{Kind: trace.RegionPush, Name: "late", Start: 1 << 40, Dur: 5, DevDur: -1}
 	if err := w.Add(p, &late); err != nil {
 		t.Fatal(err)
 	}
 	n := ringRows + ReorderRows
 	for i := 0; i < n; i++ {
-		r := model.Row{Kind: trace.RegionPush, Name: "r", Start: int64(10 * i), Dur: 5, DevDur: -1}
+		r := analysis.Row{Kind: trace.RegionPush, Name: "r", Start: int64(10 * i), Dur: 5, DevDur: -1}
 		if err := w.Add(p, &r); err != nil {
 			t.Fatal(err)
 		}

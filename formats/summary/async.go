@@ -1,7 +1,7 @@
 package summary
 
 import (
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -19,14 +19,14 @@ const (
 )
 
 type batch struct {
-	p    *model.Process
+	p    *analysis.Process
 	rows []ent
-	full []model.Row // rows of kinds other than launches and copies
-	omps []model.OMP // the OMP of each row of full that has one, in order
+	full []analysis.Row // rows of kinds other than launches and copies
+	omps []analysis.OMP // the OMP of each row of full that has one, in order
 }
 
 // ent is a batch entry: of a launch or a copy, only what the summing reads
-// (72 bytes, not model.Row's 136); of another row, its index in full.
+// (72 bytes, not analysis.Row's 136); of another row, its index in full.
 type ent struct {
 	kind  trace.Kind
 	full  int32 // 1 + index in batch.full; 0 for a launch or a copy
@@ -40,7 +40,7 @@ type ent struct {
 }
 
 // set makes e from r.
-func (e *ent) set(r *model.Row) {
+func (e *ent) set(r *analysis.Row) {
 	*e = ent{kind: r.Kind, start: r.Start, dur: r.Dur, dev: r.Device}
 	switch r.Kind {
 	case trace.RunBegin:
@@ -51,7 +51,7 @@ func (e *ent) set(r *model.Row) {
 }
 
 // compact reports whether ent.set keeps all that the summing reads of r.
-func compact(r *model.Row) bool { return r.Kind == trace.RunBegin || r.Kind == trace.CopyBegin }
+func compact(r *analysis.Row) bool { return r.Kind == trace.RunBegin || r.Kind == trace.CopyBegin }
 
 type pipe struct {
 	cur  *batch
@@ -61,18 +61,18 @@ type pipe struct {
 	done chan struct{}
 }
 
-// Add takes one row; it has the model.Sink signature. A launch is summed
+// Add takes one row; it has the analysis.Sink signature. A launch is summed
 // whole when it comes with its device time: summing its host side at its
 // end instead would give the rank's API busy union nearly sorted input,
 // but cost a second batch entry per launch, which comes to more than the
 // union saves.
-func (c *Collector) Add(p *model.Process, r *model.Row) error {
+func (c *Collector) Add(p *analysis.Process, r *analysis.Row) error {
 	c.push(p, r)
 	c.flush()
 	return nil
 }
 
-func (c *Collector) push(p *model.Process, r *model.Row) {
+func (c *Collector) push(p *analysis.Process, r *analysis.Row) {
 	q := &c.pipe
 	if q.cur != nil && q.cur.p != p {
 		q.send()
@@ -101,7 +101,7 @@ func (c *Collector) flush() {
 }
 
 // take makes an empty current batch, starting the goroutine if it is not.
-func (c *Collector) take(p *model.Process) {
+func (c *Collector) take(p *analysis.Process) {
 	q := &c.pipe
 	if q.work == nil {
 		q.work, q.free, q.done = make(chan *batch, batches), make(chan *batch, batches), make(chan struct{})

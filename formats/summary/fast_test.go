@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -75,11 +75,11 @@ func TestBusyRandom(t *testing.T) {
 		gens[i].Corr = uint64(i) << 40
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
 	c := NewCollector()
 	var api, kern, cp [][2]int64
-	pr := model.NewPairer(p, func(p *model.Process, r *model.Row) error {
-		if r.Dur != model.Unpaired && r.Kind.Spec() != nil && r.Kind.Spec().Begin {
+	pr := analysis.NewPairer(p, func(p *analysis.Process, r *analysis.Row) error {
+		if r.Dur != analysis.Unpaired && r.Kind.Spec() != nil && r.Kind.Spec().Begin {
 			api = append(api, [2]int64{r.Start, r.Start + r.Dur})
 			switch r.Kind {
 			case trace.RunBegin:

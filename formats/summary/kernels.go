@@ -7,7 +7,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 )
 
 // KernelTotal is one kernel's launches whose end the trace has, host-side
@@ -42,12 +42,12 @@ func (c *Collector) KernelTotals() []KernelTotal {
 // gives them (occa-prof prints them when the program exits). A damaged
 // trace counts up to the damage (past it with o.Salvage); the error names
 // each such file (its path).
-func ReadKernelTotals(paths []string, o model.Options) ([]KernelTotal, error) {
+func ReadKernelTotals(paths []string, o analysis.Options) ([]KernelTotal, error) {
 	var cs []*Collector
 	var errs []error
 	for i, p := range paths {
 		c := NewCollector()
-		res, err := model.Read(p, i, o, c.Add)
+		res, err := analysis.Read(p, i, o, c.Add)
 		if res != nil {
 			c.Finish(res)
 			cs = append(cs, c)

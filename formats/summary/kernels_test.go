@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -20,7 +20,7 @@ func TestReadKernelTotals(t *testing.T) {
 	dir := t.TempDir()
 	a := writeSmall(t, dir, "a.occatrace", tracetest.SmallOptions{})
 	b := writeSmall(t, dir, "b.occatrace", tracetest.SmallOptions{})
-	got, err := ReadKernelTotals([]string{a, b}, model.Options{})
+	got, err := ReadKernelTotals([]string{a, b}, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestReadKernelTotals(t *testing.T) {
 	data, _ := os.ReadFile(a)
 	cut := filepath.Join(dir, "cut.occatrace")
 	os.WriteFile(cut, data[:len(data)*3/4], 0o644)
-	got, err = ReadKernelTotals([]string{a, cut}, model.Options{})
+	got, err = ReadKernelTotals([]string{a, cut}, analysis.Options{})
 	if err == nil || !strings.HasPrefix(err.Error(), cut+": ") || !strings.Contains(err.Error(), "offset") {
 		t.Errorf("error %v, want one naming cut.occatrace", err)
 	}
@@ -51,7 +51,7 @@ func TestReadKernelTotals(t *testing.T) {
 		t.Errorf("got %+v, want at least the first trace's", got)
 	}
 	// Salvaging, as occa-prof reads a crashed program's trace: no error.
-	got, err = ReadKernelTotals([]string{a, cut}, model.Options{Salvage: true})
+	got, err = ReadKernelTotals([]string{a, cut}, analysis.Options{Salvage: true})
 	if err != nil || len(got) == 0 || got[0].Calls < 2 {
 		t.Errorf("salvaging: %+v, %v; want at least the first trace's and no error", got, err)
 	}

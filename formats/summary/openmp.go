@@ -5,12 +5,12 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // The OpenMP section: per OCCA kernel (and for OpenMP outside launches),
-// from the OpenMP rows (model.OMP).
+// from the OpenMP rows (analysis.OMP).
 //
 // Parallel regions: an implicit task's busy time is its length less its
 // idle time, the time its own sync waits (barriers, taskwait, ...) lasted
@@ -29,7 +29,7 @@ import (
 // barrier; one with no such wait counts as a task but not in the times.
 //
 // Tasks: explicit tasks created and completed, their summed execution
-// (segments), and the critical path of the dependence graph (model.Graph,
+// (segments), and the critical path of the dependence graph (analysis.Graph,
 // each task weighing its execution): per launch the longest path among the
 // launch's tasks, summed over the kernel's launches; the tasks created
 // outside launches are one graph.
@@ -90,9 +90,9 @@ type openImplicit struct {
 	start, idle int64
 }
 
-func (c *Collector) ompProc(p *model.Process) *ompProc {
+func (c *Collector) ompProc(p *analysis.Process) *ompProc {
 	if c.omp == nil {
-		c.omp = map[*model.Process]*ompProc{}
+		c.omp = map[*analysis.Process]*ompProc{}
 	}
 	op := c.omp[p]
 	if op == nil {
@@ -104,13 +104,13 @@ func (c *Collector) ompProc(p *model.Process) *ompProc {
 }
 
 // addOMP takes an OpenMP row.
-func (c *Collector) addOMP(p *model.Process, r *model.Row) {
+func (c *Collector) addOMP(p *analysis.Process, r *analysis.Row) {
 	op := c.ompProc(p)
 	o := r.OMP
 	if r.Kernel != 0 && o.Launch != 0 && (r.Kind == trace.OmpParallelBegin || r.Kind == trace.OmpTaskCreate) {
 		op.kernels[o.Launch] = r.Kernel
 	}
-	paired := r.Dur != model.Unpaired
+	paired := r.Dur != analysis.Unpaired
 	switch r.Kind {
 	case trace.OmpParallelBegin:
 		reg := op.region(o.Parallel)
@@ -160,7 +160,7 @@ func (op *ompProc) region(id uint64) *ompRegion {
 // ompRegionDone sums region reg once its parallel row and its team's
 // implicit tasks have all come, and none lacks its end (a wait half may
 // still come for it), or when last is set (at the end of the trace).
-func (c *Collector) ompRegionDone(p *model.Process, op *ompProc, id uint64, reg *ompRegion, last bool) {
+func (c *Collector) ompRegionDone(p *analysis.Process, op *ompProc, id uint64, reg *ompRegion, last bool) {
 	if !last && (!reg.parallel || reg.n < reg.team || len(reg.open) > 0) {
 		return
 	}
@@ -188,7 +188,7 @@ func (c *Collector) ompRegionDone(p *model.Process, op *ompProc, id uint64, reg 
 }
 
 // ompStats returns the stats of launch's kernel, counting the launch once.
-func (c *Collector) ompStats(p *model.Process, op *ompProc, launch, kernel uint64) *ompStats {
+func (c *Collector) ompStats(p *analysis.Process, op *ompProc, launch, kernel uint64) *ompStats {
 	name := OutsideKernels
 	if launch != 0 {
 		if kernel == 0 {
@@ -212,7 +212,7 @@ func (c *Collector) ompStats(p *model.Process, op *ompProc, launch, kernel uint6
 
 // ompFinish sums what is left of p's OpenMP rows once they have all come:
 // regions whose rows did not all come, and the tasks.
-func (c *Collector) ompFinish(p *model.Process, tasks *model.Graph) {
+func (c *Collector) ompFinish(p *analysis.Process, tasks *analysis.Graph) {
 	op := c.omp[p]
 	if op == nil {
 		return
@@ -228,7 +228,7 @@ func (c *Collector) ompFinish(p *model.Process, tasks *model.Graph) {
 	type launchTasks struct {
 		kernel   uint64
 		critical int64
-		tasks    []*model.Task
+		tasks    []*analysis.Task
 	}
 	byLaunch := map[uint64]*launchTasks{}
 	for _, t := range tasks.Tasks() {
@@ -262,10 +262,10 @@ func (c *Collector) ompFinish(p *model.Process, tasks *model.Graph) {
 
 // ompFinishAll sums the OpenMP rows of the traces not finished (Finish not
 // called), in rank order: without their task graph, which only Finish's
-// model.Result has, their task figures are 0.
+// analysis.Result has, their task figures are 0.
 func (c *Collector) ompFinishAll() {
 	ps := slices.Collect(maps.Keys(c.omp))
-	slices.SortFunc(ps, func(a, b *model.Process) int {
+	slices.SortFunc(ps, func(a, b *analysis.Process) int {
 		if a.Rank != b.Rank {
 			return cmp.Compare(a.Rank, b.Rank)
 		}

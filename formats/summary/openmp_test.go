@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -98,7 +98,7 @@ func TestOpenMPReal(t *testing.T) {
 func TestOpenMPWithoutFinish(t *testing.T) {
 	path := omptest.SmallFile(t)
 	c := NewCollector()
-	if _, err := model.Read(path, 0, model.Options{}, c.Add); err != nil {
+	if _, err := analysis.Read(path, 0, analysis.Options{}, c.Add); err != nil {
 		t.Fatal(err)
 	}
 	if ot := c.Report().Table("openmp"); ot == nil || len(ot.Rows) != 3 {

@@ -1,5 +1,5 @@
 // Package summary builds the nvprof/iprof-style report of one trace or a
-// whole run from model rows: per kernel, memory traffic per direction,
+// whole run from the analysis's rows: per kernel, memory traffic per direction,
 // allocations, kernel builds, host API calls, per device and per rank with
 // cross-rank imbalance, busy time as the union of intervals beside plain
 // sums, and drops; for traces with OpenMP events, an openmp section per
@@ -14,7 +14,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -83,19 +83,19 @@ type Collector struct {
 	api     map[string]*Dist
 	devices map[devKey]*deviceStats
 	ranks   map[int64]*rankStats
-	mem     map[int64]*model.MemoryInUse
+	mem     map[int64]*analysis.MemoryInUse
 
 	// Caches for Add, so that a row costs no string building or lookup:
 	// the last process's rank and its devices by id (known ones only, as a
 	// def may come later), API calls by kind, copies by direction argument.
-	lastP   *model.Process
+	lastP   *analysis.Process
 	lastRS  *rankStats
 	devByID []*deviceStats
 	apiBy   [256]*Dist
 	copyBy  [16]*copyStats
 	kernBy  []kernSlot // the last process's kernels by id
 
-	omp   map[*model.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
+	omp   map[*analysis.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
 	ompBy map[string]*ompStats        // OpenMP figures by kernel
 
 	pipe pipe
@@ -106,7 +106,7 @@ func NewCollector() *Collector {
 	return &Collector{
 		kernels: map[string]*kernelStats{}, copies: map[string]*copyStats{}, builds: map[string]*buildStats{},
 		api: map[string]*Dist{}, devices: map[devKey]*deviceStats{}, ranks: map[int64]*rankStats{},
-		mem: map[int64]*model.MemoryInUse{},
+		mem: map[int64]*analysis.MemoryInUse{},
 	}
 }
 
@@ -119,7 +119,7 @@ func getOr[K comparable, V any](m map[K]*V, k K) *V {
 	return v
 }
 
-func (c *Collector) rank(p *model.Process) *rankStats {
+func (c *Collector) rank(p *analysis.Process) *rankStats {
 	if p == c.lastP {
 		return c.lastRS
 	}
@@ -135,7 +135,7 @@ func (c *Collector) rank(p *model.Process) *rankStats {
 }
 
 // device returns the stats of device id of p's rank; call rank(p) first.
-func (c *Collector) device(p *model.Process, id uint64) *deviceStats {
+func (c *Collector) device(p *analysis.Process, id uint64) *deviceStats {
 	if id < uint64(len(c.devByID)) && c.devByID[id] != nil {
 		return c.devByID[id]
 	}
@@ -171,7 +171,7 @@ func (c *Collector) kernel(id uint64, name string) *kernelStats {
 	return k
 }
 
-func deviceName(p *model.Process, id uint64) string {
+func deviceName(p *analysis.Process, id uint64) string {
 	if id == 0 {
 		return "host"
 	}
@@ -179,7 +179,7 @@ func deviceName(p *model.Process, id uint64) string {
 }
 
 // add takes one row.
-func (c *Collector) add(p *model.Process, r *model.Row) {
+func (c *Collector) add(p *analysis.Process, r *analysis.Row) {
 	if compact(r) {
 		var e ent
 		e.set(r)
@@ -188,7 +188,7 @@ func (c *Collector) add(p *model.Process, r *model.Row) {
 	}
 	rs := c.rank(p)
 	c.span(rs, r.Kind, r.Start, r.Dur)
-	paired := r.Dur != model.Unpaired
+	paired := r.Dur != analysis.Unpaired
 	switch r.Kind {
 	case trace.BuildBegin:
 		if !paired {
@@ -207,7 +207,7 @@ func (c *Collector) add(p *model.Process, r *model.Row) {
 	case trace.MemoryAllocBegin, trace.MemoryFreeBegin:
 		m := c.mem[p.Rank]
 		if m == nil {
-			m = model.NewMemoryInUse()
+			m = analysis.NewMemoryInUse()
 			c.mem[p.Rank] = m
 		}
 		if dev, _, ok := m.Add(r); ok {
@@ -249,10 +249,10 @@ func (c *Collector) span(rs *rankStats, kind trace.Kind, start, dur int64) {
 	}
 	rs.seen = true
 	rs.last = max(rs.last, end)
-	if dur != model.Unpaired && apiKind[kind] {
+	if dur != analysis.Unpaired && apiKind[kind] {
 		d := c.apiBy[kind]
 		if d == nil {
-			d = getOr(c.api, model.KindName(kind))
+			d = getOr(c.api, analysis.KindName(kind))
 			c.apiBy[kind] = d
 		}
 		d.Add(dur)
@@ -262,10 +262,10 @@ func (c *Collector) span(rs *rankStats, kind trace.Kind, start, dur int64) {
 }
 
 // addEnt takes a launch or a copy.
-func (c *Collector) addEnt(p *model.Process, e *ent) {
+func (c *Collector) addEnt(p *analysis.Process, e *ent) {
 	rs := c.rank(p)
 	c.span(rs, e.kind, e.start, e.dur)
-	if e.dur == model.Unpaired {
+	if e.dur == analysis.Unpaired {
 		return
 	}
 	end := e.start + e.dur
@@ -300,7 +300,7 @@ func (c *Collector) addEnt(p *model.Process, e *ent) {
 }
 
 // runDevice sums the device side of launch e of kernel k.
-func (c *Collector) runDevice(p *model.Process, k *kernelStats, e *ent) {
+func (c *Collector) runDevice(p *analysis.Process, k *kernelStats, e *ent) {
 	ds := c.device(p, e.dev)
 	ds.kernels++
 	s, d := e.start, e.dur
@@ -316,8 +316,8 @@ func (c *Collector) runDevice(p *model.Process, k *kernelStats, e *ent) {
 	ds.allBusy.Add(s, s+d)
 }
 
-// Finish records what model.Read learned about the trace besides its rows.
-func (c *Collector) Finish(res *model.Result) {
+// Finish records what analysis.Read learned about the trace besides its rows.
+func (c *Collector) Finish(res *analysis.Result) {
 	c.sync()
 	p := res.Process
 	c.ompFinish(p, res.Tasks)

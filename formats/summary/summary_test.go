@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -29,7 +29,7 @@ func collect(t *testing.T, paths ...string) *Report {
 	var cs []*Collector
 	for i, p := range paths {
 		c := NewCollector()
-		res, err := model.Read(p, i, model.Options{}, c.Add)
+		res, err := analysis.Read(p, i, analysis.Options{}, c.Add)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,9 +127,9 @@ func TestKernelTotals(t *testing.T) {
 			sum[b.Args[1]] += e.Time - b.Time
 		}
 	}
-	p := &model.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
 	c := NewCollector()
-	pr := model.NewPairer(p, c.Add)
+	pr := analysis.NewPairer(p, c.Add)
 	for i := range evs {
 		pr.Add(&evs[i])
 	}

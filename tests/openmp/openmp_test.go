@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/model"
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/occatest"
 	"github.com/libocca/occa-tools/tests/testproc"
@@ -47,12 +47,12 @@ type capture struct {
 	path   string
 }
 
-// edges returns the task dependence edges formats/model reconstructs from
+// edges returns the task dependence edges formats/analysis reconstructs from
 // the trace (its task graph), as "i->j" between tasks numbered in creation
 // order (from 0).
 func (c *capture) edges(t *testing.T, tasks []uint64) []string {
 	t.Helper()
-	res, err := model.Read(c.path, 0, model.Options{}, func(*model.Process, *model.Row) error { return nil })
+	res, err := analysis.Read(c.path, 0, analysis.Options{}, func(*analysis.Process, *analysis.Row) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func (c *capture) edges(t *testing.T, tasks []uint64) []string {
 	}
 	var out []string
 	for _, e := range g.Edges() {
-		if e.Source&model.FromDepend == 0 {
+		if e.Source&analysis.FromDepend == 0 {
 			t.Errorf("edge %d -> %d reported by the runtime is not implied by the depend clauses", e.Src, e.Sink)
 		}
 		out = append(out, fmt.Sprintf("%d->%d", index[e.Src], index[e.Sink]))

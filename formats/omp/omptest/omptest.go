@@ -1,6 +1,6 @@
 // Package omptest writes a small synthetic trace of OpenMP events (trace
 // format 1.1, kinds 26..41) whose rows, dependence edges and summary
-// figures the tests of formats/model, formats/omp, formats/parquet,
+// figures the tests of formats/analysis, formats/omp, formats/parquet,
 // formats/csv and formats/summary check exactly.
 package omptest
 

@@ -1,4 +1,4 @@
-package model
+package analysis
 
 // The waiting launches' correlation ids, in ring order, mostly come as
 // long runs of ascending ids: each thread's launches in one batch of the

@@ -1,4 +1,4 @@
-package model
+package analysis
 
 import (
 	"math/rand/v2"

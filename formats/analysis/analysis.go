@@ -1,4 +1,4 @@
-// Package model is the analysis layer: it turns a trace's event stream
+// Package analysis is the analysis layer: it turns a trace's event stream
 // into finished rows, once, for every output. Each begin/end pair becomes
 // one span with a start and a duration, each instant its own row, and a
 // kernel launch carries its device-side time when the trace has one. The
@@ -17,7 +17,7 @@
 // region here (ompclamp.go), and the task dependence graph is gathered
 // from the rows (taskgraph.go, Result.Tasks). The output tables' columns
 // are declared next to their records (record.go, info.go).
-package model
+package analysis
 
 import (
 	"errors"

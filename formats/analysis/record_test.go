@@ -1,4 +1,4 @@
-package model
+package analysis
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 // events_csv.go is the CSV encoder that Events declares; -update writes it.
 func TestCSVCode(t *testing.T) {
-	src, err := table.GoFile("model", "TestCSVCode", Events.GoCSV("appendEventsCSV", "Record"))
+	src, err := table.GoFile("analysis", "TestCSVCode", Events.GoCSV("appendEventsCSV", "Record"))
 	if err != nil {
 		t.Fatal(err)
 	}

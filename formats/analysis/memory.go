@@ -1,4 +1,4 @@
-package model
+package analysis
 
 import "github.com/libocca/occa-tools/formats/trace"
 

@@ -1,4 +1,4 @@
-package model
+package analysis
 
 // The task graph: what a trace's OpenMP rows (OMP) say about explicit
 // tasks: the dependence graph, from the depend clauses with OpenMP's
