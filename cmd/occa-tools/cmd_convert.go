@@ -12,9 +12,9 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/chrome"
 	"github.com/libocca/occa-tools/formats/csv"
-	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/table"

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libocca/occa-tools/formats/csv"
 	"github.com/libocca/occa-tools/formats/analysis"
+	"github.com/libocca/occa-tools/formats/csv"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/summary"

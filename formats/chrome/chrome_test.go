@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/analysis"
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )

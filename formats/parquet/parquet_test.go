@@ -9,8 +9,8 @@ import (
 
 	pq "github.com/parquet-go/parquet-go"
 
-	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/analysis"
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/table"

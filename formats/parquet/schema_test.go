@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/analysis"
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/omp"
 )
 

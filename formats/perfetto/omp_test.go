@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/analysis"
+	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"

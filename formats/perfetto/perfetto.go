@@ -138,18 +138,18 @@ type Writer struct {
 	lastSDev  uint64
 	mem       *analysis.MemoryInUse
 	kinds     [256]string
-	omp       *ompWriter   // OpenMP state, nil until the first OpenMP row
+	omp       *ompWriter      // OpenMP state, nil until the first OpenMP row
 	tasks     *analysis.Graph // the trace's task graph, from Close
 	// extraFlows are flow ids the next slice begins with besides its own
 	// (a launch's flows to its OpenMP implicit tasks).
 	extraFlows []uint64
 
-	ring  [chunks]*batch       // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) % ringRows
-	busy  []bool               // the ring slot holds a row not yet released
-	freed uint64               // chunks handed back to the reader
+	ring  [chunks]*batch          // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) % ringRows
+	busy  []bool                  // the ring slot holds a row not yet released
+	freed uint64                  // chunks handed back to the reader
 	over  map[uint64]analysis.Row // rows held longer than the ring, by seq
-	pend  []held               // sorted
-	bufs  [2][]held            // pend lies in bufs[pb]; merges go to the other
+	pend  []held                  // sorted
+	bufs  [2][]held               // pend lies in bufs[pb]; merges go to the other
 	pb    int
 	order uint64
 	last0 []held // the reader's last sorted set, merged at the end

@@ -96,7 +96,7 @@ type Collector struct {
 	kernBy  []kernSlot // the last process's kernels by id
 
 	omp   map[*analysis.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
-	ompBy map[string]*ompStats        // OpenMP figures by kernel
+	ompBy map[string]*ompStats           // OpenMP figures by kernel
 
 	pipe pipe
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
-
 // goldens maps each testdata/<name>.txtar to the trace it holds. A golden
 // file keeps the binary trace (base64) and its dump: reading the stored
 // bytes checks that this reader still reads files written before, and
