@@ -43,8 +43,8 @@
 package perfetto
 
 import (
+	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"os"
 	"slices"
 	"strconv"
@@ -102,7 +102,9 @@ type Writer struct {
 	f   *os.File
 	p   *analysis.Process
 	seq uint32
-	pid int64
+	// seqFields are every packet's sequence id and flags, encoded once.
+	seqFields []byte
+	pid       int64
 
 	// reader side
 	cur         *batch
@@ -253,7 +255,8 @@ func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{f: f, p: p, seq: seq, pid: p.Rank + 1,
-		seenTh: map[uint32]bool{}, seenDev: map[uint64]bool{},
+		seqFields: append(putVarint([]byte{fPktSeqID << 3}, uint64(seq)), fPktSeqFlags<<3, seqNeedsIncrState),
+		seenTh:    map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, chunks), free: make(chan *batch, chunks), done: make(chan struct{}),
 		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
 		mem: analysis.NewMemoryInUse(), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096),
@@ -833,26 +836,28 @@ func fixLen(b []byte, pos int) []byte {
 // SEQ_NEEDS_INCREMENTAL_STATE, and any new interned data; it returns the
 // packet's length position.
 func (w *Writer) begin(ts int64) int {
-	b := append(w.out, fTracePacket<<3|wireLen, 0)
-	pos := len(b) - 1
-	b = append(b, fPktTimestamp<<3)
+	pos := len(w.out) + 1
+	b := append(w.out, fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
 	b = putTime(b, ts)
-	b = append(b, fPktSeqID<<3)
-	b = putVarint(b, uint64(w.seq))
-	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState)
+	b = append(b, w.seqFields...)
 	if len(w.newNames) > 0 || len(w.newAnnots) > 0 {
-		var id enc
-		for _, n := range w.newNames {
-			id = id.bytes(fIDEventNames, enc(nil).uint(fINIID, n.iid).str(fINName, n.name))
-		}
-		for _, a := range w.newAnnots {
-			id = id.bytes(fIDDebugNames, enc(nil).uint(fINIID, uint64(a)).str(fINName, annotNames[a]))
-		}
-		b = enc(b).bytes(fPktInterned, id)
-		w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
+		b = w.appendInterned(b)
 	}
 	w.out = b
 	return pos
+}
+
+// appendInterned appends the names interned since the last packet.
+func (w *Writer) appendInterned(b []byte) []byte {
+	var id enc
+	for _, n := range w.newNames {
+		id = id.bytes(fIDEventNames, enc(nil).uint(fINIID, n.iid).str(fINName, n.name))
+	}
+	for _, a := range w.newAnnots {
+		id = id.bytes(fIDDebugNames, enc(nil).uint(fINIID, uint64(a)).str(fINName, annotNames[a]))
+	}
+	w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
+	return enc(b).bytes(fPktInterned, id)
 }
 
 func (w *Writer) end(pos int) {
@@ -874,11 +879,7 @@ func (w *Writer) teStart(typ, track uint64) int {
 func (w *Writer) teEnd(pos int) { w.out = fixLen(w.out, pos) }
 
 func (w *Writer) fixed64(field int, v uint64) {
-	b := enc(w.out).tag(field, wireI64)
-	for i := 0; i < 8; i++ {
-		b = append(b, byte(v>>(8*i)))
-	}
-	w.out = b
+	w.out = binary.LittleEndian.AppendUint64(enc(w.out).tag(field, wireI64), v)
 }
 
 func (w *Writer) debugUint(a int, v uint64) {
@@ -935,87 +936,14 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 			w.annot(annotStatus)
 		}
 	}
-	if !w.sliceBegin(start, l.uuid, name, flow, r, dir) {
-		w.sliceBeginSlow(start, l.uuid, name, flow, r, dir)
-	}
+	w.sliceBegin(start, l.uuid, name, flow, r, dir)
 	w.sliceEnd(end, l.uuid, term)
 }
 
-// debugLen is the size of a debug annotation with a uint value.
-func debugLen(v uint64) int { return 2 + 3 + varintLen(v) }
-
-// sliceBegin writes a slice begin packet in one pass, its lengths computed
-// up front, when both fit in one byte and no interned data is due; it
-// reports whether it did. The bytes are those of sliceBeginSlow.
-func (w *Writer) sliceBegin(ts int64, track, name, flow uint64, r *analysis.Row, dir string) bool {
-	if len(w.newNames) > 0 || len(w.newAnnots) > 0 || len(w.extraFlows) > 0 {
-		return false
-	}
-	te := 2 + 1 + varintLen(track) + 1 + varintLen(name)
-	if flow != 0 {
-		te += 2 + 8
-	}
-	if r != nil {
-		if r.Corr != 0 {
-			te += debugLen(r.Corr)
-		}
-		if r.Bytes != 0 {
-			te += debugLen(r.Bytes)
-		}
-		if dir != "" {
-			if len(dir) >= 0x70 {
-				return false
-			}
-			te += 2 + 3 + varintLen(uint64(len(dir))) + len(dir)
-		}
-		if r.Status != 0 {
-			te += debugLen(r.Status)
-		}
-	}
-	pkt := 1 + varintLen(uint64(ts)) + 1 + varintLen(uint64(w.seq)) + 2 + 1 + 1 + te
-	if pkt >= 0x80 || te >= 0x80 {
-		return false
-	}
-	b := append(w.out, fTracePacket<<3|wireLen, byte(pkt), fPktTimestamp<<3)
-	b = putTime(b, ts)
-	b = append(b, fPktSeqID<<3)
-	b = putVarint(b, uint64(w.seq))
-	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState, fPktTrackEvent<<3|wireLen, byte(te), fTEType<<3, typeSliceBegin, fTETrack<<3)
-	b = putVarint(b, track)
-	b = append(b, fTENameIID<<3)
-	b = putVarint(b, name)
-	if flow != 0 {
-		const tag = fTEFlowIDs<<3 | wireI64
-		b = append(b, tag&0x7f|0x80, tag>>7,
-			byte(flow), byte(flow>>8), byte(flow>>16), byte(flow>>24), byte(flow>>32), byte(flow>>40), byte(flow>>48), byte(flow>>56))
-	}
-	if r != nil {
-		if r.Corr != 0 {
-			b = appendDebugUint(b, annotCorr, r.Corr)
-		}
-		if r.Bytes != 0 {
-			b = appendDebugUint(b, annotBytes, r.Bytes)
-		}
-		if dir != "" {
-			b = append(b, fTEDebug<<3|wireLen, byte(3+varintLen(uint64(len(dir)))+len(dir)), fDANameIID<<3, annotDirection, fDAString<<3|wireLen)
-			b = putVarint(b, uint64(len(dir)))
-			b = append(b, dir...)
-		}
-		if r.Status != 0 {
-			b = appendDebugUint(b, annotStatus, r.Status)
-		}
-	}
-	w.out = b
-	return true
-}
-
-func appendDebugUint(b []byte, a int, v uint64) []byte {
-	b = append(b, fTEDebug<<3|wireLen, byte(3+varintLen(v)), fDANameIID<<3, byte(a), fDAUint<<3)
-	return putVarint(b, v)
-}
-
-// sliceBeginSlow writes a slice begin packet through placeholders.
-func (w *Writer) sliceBeginSlow(start int64, track, name, flow uint64, r *analysis.Row, dir string) {
+// sliceBegin writes a slice begin packet. Lengths are one-byte
+// placeholders fixed up at the end (fixLen moves the bytes only for the rare
+// packet of 128 bytes or more).
+func (w *Writer) sliceBegin(start int64, track, name, flow uint64, r *analysis.Row, dir string) {
 	p := w.begin(start)
 	t := w.teStart(typeSliceBegin, track)
 	w.out = putVarint(append(w.out, fTENameIID<<3), name)
@@ -1043,40 +971,15 @@ func (w *Writer) sliceBeginSlow(start int64, track, name, flow uint64, r *analys
 	w.end(p)
 }
 
-func varintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
-
-// sliceEnd writes a slice end packet, its lengths computed up front.
+// sliceEnd writes a slice end packet.
 func (w *Writer) sliceEnd(ts int64, track, term uint64) {
-	te := 2 + 1 + varintLen(track) // type, track
+	p := w.begin(ts)
+	t := w.teStart(typeSliceEnd, track)
 	if term != 0 {
-		te += 2 + 8
+		w.fixed64(fTETermFlowIDs, term)
 	}
-	pkt := 1 + varintLen(uint64(ts)) + 1 + varintLen(uint64(w.seq)) + 2 + 1 + 1 + te
-	if len(w.newNames) > 0 || len(w.newAnnots) > 0 || pkt >= 0x80 || te >= 0x80 { // slow path
-		p := w.begin(ts)
-		t := w.teStart(typeSliceEnd, track)
-		if term != 0 {
-			w.fixed64(fTETermFlowIDs, term)
-		}
-		w.teEnd(t)
-		w.end(p)
-		return
-	}
-	b := append(w.out, fTracePacket<<3|wireLen, byte(pkt), fPktTimestamp<<3)
-	b = putTime(b, ts)
-	b = append(b, fPktSeqID<<3)
-	b = putVarint(b, uint64(w.seq))
-	b = append(b, fPktSeqFlags<<3, seqNeedsIncrState, fPktTrackEvent<<3|wireLen, byte(te), fTEType<<3, typeSliceEnd, fTETrack<<3)
-	b = putVarint(b, track)
-	if term != 0 {
-		const tag = fTETermFlowIDs<<3 | wireI64
-		b = append(b, tag&0x7f|0x80, tag>>7,
-			byte(term), byte(term>>8), byte(term>>16), byte(term>>24), byte(term>>32), byte(term>>40), byte(term>>48), byte(term>>56))
-	}
-	w.out = b
-	if len(w.out) >= outFlush {
-		w.writeOut()
-	}
+	w.teEnd(t)
+	w.end(p)
 }
 
 func (w *Writer) write(r *analysis.Row) {
