@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libocca/occa-tools/formats/summary"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -104,7 +105,7 @@ func infoOne(env *Env, path string) error {
 
 	size := ""
 	if fi, err := os.Stat(path); err == nil {
-		size = fmt.Sprintf(" (%s)", bytesize(uint64(fi.Size())))
+		size = fmt.Sprintf(" (%s)", summary.FormatBytes(float64(fi.Size()), "B"))
 	}
 	fmt.Fprintf(w, "file:        %s%s\n", path, size)
 	fmt.Fprintf(w, "format:      %d.%d, written by occa-tools %s (ABI %d)\n", h.Major, h.Minor, orNone(h.ToolVersion), h.ABIVersion)
@@ -129,14 +130,14 @@ func infoOne(env *Env, path string) error {
 		// buffer_count x buffer_size is what they may hold together.
 		total := "an impossible amount" // a damaged or forged header
 		if hi, lo := bits.Mul64(h.BufferCount, h.BufferSize); hi == 0 {
-			total = bytesize(lo)
+			total = summary.FormatBytes(float64(lo), "B")
 		}
 		fmt.Fprintf(w, "buffers:     %s in buffers of up to %s, limit %s\n",
-			total, bytesize(h.BufferSize), bytesize(h.MemoryLimit))
+			total, summary.FormatBytes(float64(h.BufferSize), "B"), summary.FormatBytes(float64(h.MemoryLimit), "B"))
 	}
 
 	if sum.events > 0 {
-		fmt.Fprintf(w, "span:        %s to %s after start, %s\n", seconds(sum.first-h.MonoStart), seconds(sum.last-h.MonoStart), time.Duration(sum.last-sum.first))
+		fmt.Fprintf(w, "span:        %s to %s after start, %s\n", sinceStart(sum.first-h.MonoStart), sinceStart(sum.last-h.MonoStart), summary.FormatDuration(sum.last-sum.first))
 	} else {
 		fmt.Fprintf(w, "span:        no events\n")
 	}
@@ -247,20 +248,10 @@ func threadList(d *trace.Dict, counts map[uint32]uint64) string {
 	return fmt.Sprintf("%d (%s)", len(ids), strings.Join(parts, "; "))
 }
 
-func seconds(ns int64) string {
+// sinceStart writes a time in the trace as seconds after its start, to the
+// microsecond: a place on the timeline, not a duration.
+func sinceStart(ns int64) string {
 	return strconv.FormatFloat(float64(ns)/1e9, 'f', 6, 64) + " s"
-}
-
-func bytesize(n uint64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func orNone(s string) string {

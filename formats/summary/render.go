@@ -94,8 +94,9 @@ func FormatDuration(ns int64) string {
 }
 
 // FormatBytes formats b (of unit "B", "B/s") for people in binary units:
-// "512 B", "1.50 KiB", "2.00 GiB/s". It is the one byte format of the
-// reports.
+// "512 B", "1.50 KiB", "2.00 GiB/s", and a whole number of its unit without
+// decimals ("64 MiB", as a config gives it). It is the one byte format of
+// the reports.
 func FormatBytes(b float64, unit string) string {
 	units := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi"}
 	i := 0
@@ -103,8 +104,8 @@ func FormatBytes(b float64, unit string) string {
 		b /= 1024
 		i++
 	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f %s", b, unit)
+	if i == 0 || b == math.Trunc(b) {
+		return fmt.Sprintf("%.0f %s%s", b, units[i], unit)
 	}
 	return fmt.Sprintf("%.2f %s%s", b, units[i], unit)
 }
