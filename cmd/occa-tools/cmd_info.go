@@ -11,19 +11,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/summary"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
 var cmdInfo = &Command{
-	UsageLine: "info [-salvage] trace...",
+	UsageLine: "info [-salvage] trace|rundir...",
 	Short:     "summarize traces: process, clock, event counts, drops, completeness",
 	Long: `
-Info reads each trace to its end and prints what it holds: the process
-(host, pid, rank, command line), the clock and its calibration, the start
-time, the config used, event counts by kind, the time span, the threads,
-dropped events by reason, and whether the trace is complete (closed cleanly,
-with its final stats) or was cut, and where.
+Info reads each trace to its end (for a run directory, every trace under
+it) and prints what it holds: the process (host, pid, rank, command line),
+the clock and its calibration, the start time, the config used, event
+counts by kind, the time span, the threads, dropped events by reason, and
+whether the trace is complete (closed cleanly, with its final stats) or was
+cut, and where.
 
 Exit status 1 when a trace cannot be read to its end; info still prints
 what it read. With -salvage, info skips damaged chunks and counts what is
@@ -39,14 +41,21 @@ func runInfo(env *Env, cmd *Command, args []string) error {
 	if len(args) == 0 {
 		return usagef("no trace files given")
 	}
-	failed := false
-	for i, path := range args {
-		if i > 0 {
-			fmt.Fprintln(env.Stdout)
-		}
-		if err := infoOne(env, path); err != nil {
+	failed, n := false, 0
+	for _, arg := range args {
+		paths, err := analysis.Expand([]string{arg})
+		if err != nil {
 			fmt.Fprintf(env.Stderr, "occa-tools info: %v\n", err)
 			failed = true
+		}
+		for _, path := range paths {
+			if n++; n > 1 {
+				fmt.Fprintln(env.Stdout)
+			}
+			if err := infoOne(env, path); err != nil {
+				fmt.Fprintf(env.Stderr, "occa-tools info: %v\n", err)
+				failed = true
+			}
 		}
 	}
 	if failed {
