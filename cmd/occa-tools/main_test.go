@@ -43,10 +43,10 @@ func writeTraces(t *testing.T, dir string) {
 	os.WriteFile(filepath.Join(dir, "damaged.occa"), damaged, 0o644)
 	os.WriteFile(filepath.Join(dir, "text.txt"), []byte("hello\n"), 0o644)
 	// A run directory: ranks' traces under it, and a file that is not one.
-	os.MkdirAll(filepath.Join(dir, "run", "node1"), 0o755)
-	os.WriteFile(filepath.Join(dir, "run", "app-r0.occatrace"), small.Bytes(), 0o644)
-	os.WriteFile(filepath.Join(dir, "run", "node1", "app-r1.occatrace"), small.Bytes(), 0o644)
-	os.WriteFile(filepath.Join(dir, "run", "notes.txt"), []byte("hello\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "ranks", "node1"), 0o755)
+	os.WriteFile(filepath.Join(dir, "ranks", "app-r0.occatrace"), small.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "ranks", "node1", "app-r1.occatrace"), small.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "ranks", "notes.txt"), []byte("hello\n"), 0o644)
 }
 
 func TestCommands(t *testing.T) {
@@ -79,7 +79,7 @@ func TestCommands(t *testing.T) {
 		{"info-damaged", "info damaged.occa"},
 		{"info-salvage", "info -salvage damaged.occa"},
 		{"info-two", "info small.occa text.txt"},
-		{"info-rundir", "info run nosuch"},
+		{"info-rundir", "info ranks nosuch"},
 	}
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {
