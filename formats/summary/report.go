@@ -175,7 +175,8 @@ func (c *Collector) Report() *Report {
 	rt := &Table{Name: "ranks", Title: "Per rank",
 		Columns: []string{"rank", "host", "pid", "events", "span_ns", "kernels", "kernel_sum_ns", "api_sum_ns", "api_busy_ns", "copy_bytes", "dropped", "complete"}}
 	var kSums, busys, bytes []float64
-	for _, k := range sortedKeys(c.ranks) {
+	rankIDs := sortedKeys(c.ranks)
+	for _, k := range rankIDs {
 		rs := c.ranks[k]
 		busy := rs.apiBusy.Total()
 		rt.Rows = append(rt.Rows, []any{k, rs.host, rs.pid, int64(rs.events), Dur(rs.last - rs.first), rs.kernels, Dur(rs.kernelSum), Dur(rs.apiSum), Dur(busy),
@@ -186,21 +187,22 @@ func (c *Collector) Report() *Report {
 	}
 	rep.Tables = append(rep.Tables, rt)
 	if len(c.ranks) > 1 {
-		it := &Table{Name: "imbalance", Title: "Across ranks (imbalance = max / mean - 1)",
-			Columns: []string{"metric", "min", "mean", "max", "imbalance"}}
+		it := &Table{Name: "imbalance", Title: "Across ranks (imbalance = max / mean - 1; min_rank and max_rank: the first rank with the min and the max)",
+			Columns: []string{"metric", "min", "min_rank", "mean", "max", "max_rank", "imbalance"}}
 		for _, m := range []struct {
 			name string
 			v    []float64
 		}{{"kernel_sum_ns", kSums}, {"api_busy_ns", busys}, {"copy_bytes", bytes}} {
-			lo, hi, mean := slices.Min(m.v), slices.Max(m.v), 0.0
+			lo, hi := slices.Index(m.v, slices.Min(m.v)), slices.Index(m.v, slices.Max(m.v))
+			mean := 0.0
 			for _, x := range m.v {
 				mean += x / float64(len(m.v))
 			}
 			imb := 0.0
 			if mean > 0 {
-				imb = hi/mean - 1
+				imb = m.v[hi]/mean - 1
 			}
-			it.Rows = append(it.Rows, []any{m.name, lo, mean, hi, imb})
+			it.Rows = append(it.Rows, []any{m.name, m.v[lo], rankIDs[lo], mean, m.v[hi], rankIDs[hi], imb})
 		}
 		rep.Tables = append(rep.Tables, it)
 	}

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -144,5 +145,59 @@ func TestKernelTotals(t *testing.T) {
 		if got[name] != s {
 			t.Errorf("%s: total %d, want %d", name, got[name], s)
 		}
+	}
+}
+
+// The imbalance table names the rank with the least and the most of each
+// metric: three ranks whose one launch takes 3, 1 and 2 us.
+func TestImbalanceNamesRanks(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for rank, us := range []int64{3, 1, 2} {
+		h := tracetest.Header()
+		h.Rank, h.PID = int64(rank), int64(100+rank)
+		var buf bytes.Buffer
+		tw, err := trace.NewWriter(&buf, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.WriteDefs(tracetest.Defs()); err != nil {
+			t.Fatal(err)
+		}
+		b := tw.Batch(1)
+		t0 := int64(tracetest.MonoStart + 1000)
+		for _, e := range []struct {
+			k    trace.Kind
+			t    int64
+			args []uint64
+		}{
+			{trace.RunBegin, t0, []uint64{1, 1, 1, 0}},
+			{trace.RunEnd, t0 + us*1000, []uint64{1, trace.StatusOK}},
+		} {
+			if err := b.Add(e.k, e.t, e.args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tw.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, filepath.Join(dir, fmt.Sprintf("r%d.occatrace", rank)))
+		if err := os.WriteFile(paths[rank], buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if err := collect(t, paths...).Write(&out, "csv", "imbalance"); err != nil {
+		t.Fatal(err)
+	}
+	want := "metric,min,min_rank,mean,max,max_rank,imbalance\n" +
+		"kernel_sum_ns,1000.0000,1,2000.0000,3000.0000,0,0.5000\n" +
+		"api_busy_ns,1000.0000,1,2000.0000,3000.0000,0,0.5000\n" +
+		"copy_bytes,0.0000,0,0.0000,0.0000,0,0.0000\n"
+	if got := out.String(); got != want {
+		t.Errorf("imbalance table:\n%s\nwant\n%s", got, want)
 	}
 }
