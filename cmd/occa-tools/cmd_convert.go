@@ -17,7 +17,6 @@ import (
 	"github.com/libocca/occa-tools/formats/csv"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
-	"github.com/libocca/occa-tools/formats/table"
 )
 
 var cmdConvert = &Command{
@@ -182,6 +181,11 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	hdrs, err := readHeaders(paths)
+	if err != nil {
+		return err
+	}
+	fileNames := rankFileNames(hdrs, o.ext)
 	if err := os.MkdirAll(*convertOut, 0o755); err != nil {
 		return err
 	}
@@ -195,8 +199,6 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	}
 	stop := startProgress(env, &total, &done, offsets)
 
-	var mu sync.Mutex
-	used := map[string]bool{}
 	infos := make([]analysis.ProcessInfo, len(paths))
 	have := make([]bool, len(paths))
 	files := make([]string, len(paths))
@@ -205,14 +207,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		opts := analysis.Options{Salvage: *convertSalvage, Window: o.window,
 			Progress: func(off int64) { offsets[i].Store(off) },
 			Open: func(p *analysis.Process) error {
-				mu.Lock()
-				name := table.FileName(p.Rank, 0, o.ext)
-				for k := 1; used[name]; k++ { // two traces of one rank
-					name = table.FileName(p.Rank, k, o.ext)
-				}
-				used[name] = true
-				files[i] = filepath.Join(*convertOut, name)
-				mu.Unlock()
+				files[i] = filepath.Join(*convertOut, fileNames[i])
 				var err error
 				w, err = o.create(files[i], p, i)
 				return err

@@ -32,7 +32,11 @@ func TestConvertCSV(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "run"), 0o755)
 	small, _ := os.ReadFile(filepath.Join(dir, "small.occa"))
 	os.WriteFile(filepath.Join(dir, "run", "a.occatrace"), small, 0o644)
-	os.WriteFile(filepath.Join(dir, "run", "b.occatrace"), small, 0o644)
+	var other bytes.Buffer // another process of the same rank
+	if err := tracetest.WriteSmall(&other, tracetest.SmallOptions{PID: 4243}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "run", "b.occatrace"), other.Bytes(), 0o644)
 	out := filepath.Join(dir, "out")
 	var so, se strings.Builder
 	if st := run([]string{"convert", "-to", "csv", "-o", out, filepath.Join(dir, "run")}, &Env{Stdout: &so, Stderr: &se}); st != 0 {

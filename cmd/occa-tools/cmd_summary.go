@@ -64,6 +64,9 @@ func runSummary(env *Env, cmd *Command, args []string) error {
 		return usagef("unknown -format %q (want %s)", *summaryFormat, strings.Join(summary.Formats, ", "))
 	}
 	paths, err := analysis.Expand(args)
+	if err == nil {
+		_, err = readHeaders(paths)
+	}
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
 // runGolden runs each command line in a directory of test traces and
@@ -18,9 +19,12 @@ func runGolden(t *testing.T, cases [][2]string) {
 	writeTraces(t, dir)
 	os.MkdirAll(filepath.Join(dir, "run"), 0o755)
 	small, _ := os.ReadFile(filepath.Join(dir, "small.occa"))
-	nodefs, _ := os.ReadFile(filepath.Join(dir, "nodefs.occa"))
+	var nodefs bytes.Buffer // another process of the same rank
+	if err := tracetest.WriteSmall(&nodefs, tracetest.SmallOptions{NoDefs: true, PID: 4243}); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(filepath.Join(dir, "run", "a.occatrace"), small, 0o644)
-	os.WriteFile(filepath.Join(dir, "run", "b.occatrace"), nodefs, 0o644)
+	os.WriteFile(filepath.Join(dir, "run", "b.occatrace"), nodefs.Bytes(), 0o644)
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {
 		t.Fatal(err)

@@ -80,6 +80,8 @@ func TestCommands(t *testing.T) {
 		{"info-salvage", "info -salvage damaged.occa"},
 		{"info-two", "info small.occa text.txt"},
 		{"info-rundir", "info ranks nosuch"},
+		{"summary-same-trace", "summary ranks"},
+		{"convert-same-trace", "convert -to csv -o out-same small.occa small.occa"},
 	}
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {

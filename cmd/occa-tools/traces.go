@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -42,4 +43,59 @@ func reportSalvage(env *Env, path string, r *trace.Reader) {
 	for _, p := range r.Problems() {
 		fmt.Fprintf(env.Stderr, "\t%v\n", p)
 	}
+}
+
+// sameProcess is what tells two traces of one process apart from traces of
+// two: the host, pid and rank, and the wall-clock start (a pid comes back
+// in a later run).
+type sameProcess struct {
+	host      string
+	pid, rank int64
+	start     int64
+}
+
+// readHeaders reads the header of each trace (nil where it cannot be read:
+// the command reports that file when it reads it) and refuses inputs that
+// hold one process's trace twice (a path given twice, a run directory and
+// a file in it, a copy): the summary and convert would count it twice. The
+// error names both files.
+func readHeaders(paths []string) ([]*trace.Header, error) {
+	hdrs := make([]*trace.Header, len(paths))
+	seen := make(map[sameProcess]string, len(paths))
+	for i, p := range paths {
+		r, c, err := trace.Open(p)
+		if err != nil {
+			continue
+		}
+		h := r.Header()
+		c.Close()
+		k := sameProcess{h.Host, h.PID, h.Rank, h.WallStart}
+		if first, ok := seen[k]; ok {
+			return nil, fmt.Errorf("%s and %s hold the same process's trace (host %s, pid %d, rank %d, same start): give each trace once", first, p, h.Host, h.PID, h.Rank)
+		}
+		seen[k] = p
+		hdrs[i] = h
+	}
+	return hdrs, nil
+}
+
+// rankFileNames names each input's output file after its rank (the input's
+// position for a trace without one, as analysis.Read numbers it), in input
+// order, so that two traces of one rank get the same names in every run.
+func rankFileNames(hdrs []*trace.Header, ext string) []string {
+	names := make([]string, len(hdrs))
+	used := make(map[string]bool, len(hdrs))
+	for i, h := range hdrs {
+		rank := int64(i)
+		if h != nil && h.Rank >= 0 {
+			rank = h.Rank
+		}
+		name := table.FileName(rank, 0, ext)
+		for k := 1; used[name]; k++ { // two traces of one rank
+			name = table.FileName(rank, k, ext)
+		}
+		used[name] = true
+		names[i] = name
+	}
+	return names
 }

@@ -8,15 +8,20 @@ import (
 
 // SmallOptions varies the small trace.
 type SmallOptions struct {
-	NoDefs  bool // leave out the defs: readers must show placeholders
-	NoClose bool // stop before the final stats, as a killed process does
+	NoDefs  bool  // leave out the defs: readers must show placeholders
+	NoClose bool  // stop before the final stats, as a killed process does
+	PID     int64 // the process's pid when not 0: another process of the same rank
 }
 
 // WriteSmall writes a small trace with every event kind, three threads, a
 // clock chunk, a periodic stats chunk with drops and (unless NoClose) the
 // final stats. The same bytes every time for a given klauspost/compress.
 func WriteSmall(w io.Writer, o SmallOptions) error {
-	tw, err := trace.NewWriter(w, Header())
+	h := Header()
+	if o.PID != 0 {
+		h.PID = o.PID
+	}
+	tw, err := trace.NewWriter(w, h)
 	if err != nil {
 		return err
 	}
