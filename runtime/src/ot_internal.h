@@ -82,6 +82,48 @@ enum {
   OT_CAUSE_BUDGET = 6  /* budget */
 };
 
+/* Values of the MPI kinds' function argument (trace.MpiFunctionName). */
+enum {
+  OT_MPI_INIT = 1,        /* init */
+  OT_MPI_INIT_THREAD = 2, /* init_thread */
+  OT_MPI_FINALIZE = 3,    /* finalize */
+  OT_MPI_COMM_DUP = 4,    /* comm_dup */
+  OT_MPI_COMM_SPLIT = 5,  /* comm_split */
+  OT_MPI_COMM_CREATE = 6, /* comm_create */
+  OT_MPI_COMM_FREE = 7,   /* comm_free */
+  OT_MPI_SEND = 8,        /* send */
+  OT_MPI_SSEND = 9,       /* ssend */
+  OT_MPI_BSEND = 10,      /* bsend */
+  OT_MPI_RSEND = 11,      /* rsend */
+  OT_MPI_RECV = 12,       /* recv */
+  OT_MPI_ISEND = 13,      /* isend */
+  OT_MPI_ISSEND = 14,     /* issend */
+  OT_MPI_IBSEND = 15,     /* ibsend */
+  OT_MPI_IRSEND = 16,     /* irsend */
+  OT_MPI_IRECV = 17,      /* irecv */
+  OT_MPI_SENDRECV = 18,   /* sendrecv */
+  OT_MPI_WAIT = 19,       /* wait */
+  OT_MPI_WAITALL = 20,    /* waitall */
+  OT_MPI_WAITANY = 21,    /* waitany */
+  OT_MPI_WAITSOME = 22,   /* waitsome */
+  OT_MPI_TEST = 23,       /* test */
+  OT_MPI_TESTALL = 24,    /* testall */
+  OT_MPI_TESTANY = 25,    /* testany */
+  OT_MPI_TESTSOME = 26,   /* testsome */
+  OT_MPI_BARRIER = 27,    /* barrier */
+  OT_MPI_BCAST = 28,      /* bcast */
+  OT_MPI_REDUCE = 29,     /* reduce */
+  OT_MPI_ALLREDUCE = 30,  /* allreduce */
+  OT_MPI_GATHER = 31,     /* gather */
+  OT_MPI_ALLGATHER = 32,  /* allgather */
+  OT_MPI_SCATTER = 33,    /* scatter */
+  OT_MPI_ALLTOALL = 34,   /* alltoall */
+  OT_MPI_IBARRIER = 35,   /* ibarrier */
+  OT_MPI_IBCAST = 36,     /* ibcast */
+  OT_MPI_IREDUCE = 37,    /* ireduce */
+  OT_MPI_IALLREDUCE = 38  /* iallreduce */
+};
+
 /* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */
 #define OT_DROP_COUNTERS 8u
 
@@ -99,6 +141,7 @@ enum {
     [OCCA_TOOLS_DOMAIN_USER] = 0x0000000000700000ull, /* kinds 20-22 */   \
     [OCCA_TOOLS_DOMAIN_TOOL] = 0x0000000003800000ull, /* kinds 23-25 */   \
     [OCCA_TOOLS_DOMAIN_OPENMP] = 0x000003fffc000000ull, /* kinds 26-41 */ \
+    [OCCA_TOOLS_DOMAIN_MPI] = 0x001ffc0000000000ull, /* kinds 42-52 */    \
   }
 /* END GENERATED tables */
 

@@ -58,6 +58,7 @@ var domainDoc = map[string]string{
 	"user":   "user regions and markers",
 	"tool":   "the tool's own events: drops, triggers, fork",
 	"openmp": "OpenMP regions, tasks and syncs (the OMPT tool)",
+	"mpi":    "MPI calls, requests, communicators and clock offsets (the PMPI library, runtime/mpi)",
 }
 
 // A value is one named number of a C table.
@@ -74,6 +75,7 @@ type tables struct {
 	drops    []value
 	actions  []value
 	causes   []value
+	mpiFuncs []value
 	counters int // trace.NumReasonCounters
 }
 
@@ -117,7 +119,8 @@ func load() (*tables, error) {
 	}
 	t.actions = values(trace.TriggerActionName)
 	t.causes = values(trace.TriggerCauseName)
-	for _, vs := range [][]value{t.drops, t.actions, t.causes} {
+	t.mpiFuncs = values(trace.MpiFunctionName)
+	for _, vs := range [][]value{t.drops, t.actions, t.causes, t.mpiFuncs} {
 		for _, v := range vs {
 			if err := checkName("argument value", v.name); err != nil {
 				return nil, err
@@ -202,6 +205,8 @@ func writeInternalTables(t *tables, b *bytes.Buffer) {
 	writeEnum(b, "OT_DROP_", t.drops)
 	writeEnum(b, "OT_TRIGGER_", t.actions)
 	writeEnum(b, "OT_CAUSE_", t.causes)
+	b.WriteString("\n/* Values of the MPI kinds' function argument (trace.MpiFunctionName). */\n")
+	writeEnum(b, "OT_MPI_", t.mpiFuncs)
 	fmt.Fprintf(b, "\n/* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */\n"+
 		"#define OT_DROP_COUNTERS %du\n", t.counters)
 
