@@ -359,6 +359,28 @@ OCCA_TOOLS_API void occa_tools_device_finish_begin(occa_tools_call_t *call,
 OCCA_TOOLS_API void occa_tools_device_finish_end(occa_tools_call_t *call);
 
 /* ------------------------------------------------------------------------ */
+/* Events: MPI (the PMPI library, runtime/mpi)                              */
+/* ------------------------------------------------------------------------ */
+
+/* An MPI call begins. kind is a begin kind of the mpi domain
+ * (OCCA_TOOLS_EVENT_MPI_*_BEGIN); args are its arguments after the
+ * correlation id, in the order of formats/trace/kinds.go, nargs of them
+ * (signed ones cast to uint64_t). A kind or count that does not match is
+ * not recorded (one warning). */
+OCCA_TOOLS_API void occa_tools_mpi_begin(occa_tools_call_t *call, occa_tools_event_kind_t kind,
+                                         const uint64_t *args, unsigned nargs);
+
+/* The call ends: the end kind of the begin's kind, with its arguments after
+ * the correlation id (missing ones are recorded as 0). */
+OCCA_TOOLS_API void occa_tools_mpi_end(occa_tools_call_t *call, const uint64_t *args,
+                                       unsigned nargs);
+
+/* An instant of the mpi domain (OCCA_TOOLS_EVENT_MPI_REQUEST_DONE,
+ * _MPI_COMM, _MPI_CLOCK_SYNC) with all its arguments. */
+OCCA_TOOLS_API void occa_tools_mpi_event(occa_tools_event_kind_t kind, const uint64_t *args,
+                                         unsigned nargs);
+
+/* ------------------------------------------------------------------------ */
 /* Control API: what an application may call directly                       */
 /* ------------------------------------------------------------------------ */
 /* All return 0 on success and -1 when the tool is inactive or the argument is

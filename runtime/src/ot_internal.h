@@ -127,6 +127,19 @@ enum {
 /* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */
 #define OT_DROP_COUNTERS 8u
 
+/* Each event kind's number of arguments, corr included: the initializer
+ * of events.c's kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT], and the kinds that
+ * begin a pair, a bit per kind. */
+#define OT_KIND_NARGS { \
+    0, /* invalid */ \
+    [1] = 4, [2] = 3, [3] = 4, [4] = 4, [5] = 4, [6] = 2, [7] = 6, [8] = 2, [9] = 6, [10] = 4, [11] = 4, [12] = 2, \
+    [13] = 3, [14] = 2, [15] = 2, [16] = 2, [17] = 1, [18] = 2, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 3, [24] = 3, \
+    [25] = 0, [26] = 2, [27] = 1, [28] = 5, [29] = 1, [30] = 5, [31] = 1, [32] = 5, [33] = 1, [34] = 4, [35] = 1, [36] = 4, \
+    [37] = 1, [38] = 5, [39] = 3, [40] = 2, [41] = 3, [42] = 3, [43] = 2, [44] = 6, [45] = 3, [46] = 6, [47] = 3, [48] = 3, \
+    [49] = 3, [50] = 2, [51] = 6, [52] = 4, \
+  }
+#define OT_BEGIN_KINDS 0x0001541554050aaaull
+
 /* The event kinds of each domain, a bit per kind: the initializer of
  * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */
 #define OT_DOMAIN_KINDS                                                   \

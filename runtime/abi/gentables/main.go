@@ -228,6 +228,21 @@ func writeInternalTables(t *tables, b *bytes.Buffer) {
 	for _, l := range lines {
 		width = max(width, len(l))
 	}
+	var begins uint64
+	b.WriteString("\n/* Each event kind's number of arguments, corr included: the initializer\n" +
+		" * of events.c's kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT], and the kinds that\n" +
+		" * begin a pair, a bit per kind. */\n#define OT_KIND_NARGS { \\\n    0, /* invalid */")
+	for i, k := range t.kinds {
+		if i%12 == 0 {
+			b.WriteString(" \\\n   ")
+		}
+		fmt.Fprintf(b, " [%d] = %d,", k, len(k.Spec().Args))
+		if k.Spec().Begin {
+			begins |= 1 << k
+		}
+	}
+	fmt.Fprintf(b, " \\\n  }\n#define OT_BEGIN_KINDS 0x%016xull\n", begins)
+
 	b.WriteString("\n/* The event kinds of each domain, a bit per kind: the initializer of\n" +
 		" * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */\n")
 	for _, l := range lines {
