@@ -257,7 +257,7 @@ const (
 // Values of the MPI kinds' "function" argument: the MPI function called
 // (MpiFunctionName gives its name without the MPI_ prefix).
 var mpiFunctionNames = [...]string{"", "init", "init_thread", "finalize", "comm_dup", "comm_split", "comm_create", "comm_free",
-	"send", "ssend", "bsend", "rsend", "recv", "isend", "issend", "ibsend", "irsend", "irecv", "sendrecv",
+	"send", "ssend", "bsend", "rsend", "recv", "isend", "issend", "ibsend", "irsend", "irecv",
 	"wait", "waitall", "waitany", "waitsome", "test", "testall", "testany", "testsome",
 	"barrier", "bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "alltoall",
 	"ibarrier", "ibcast", "ireduce", "iallreduce"}

@@ -101,27 +101,26 @@ enum {
   OT_MPI_IBSEND = 15,     /* ibsend */
   OT_MPI_IRSEND = 16,     /* irsend */
   OT_MPI_IRECV = 17,      /* irecv */
-  OT_MPI_SENDRECV = 18,   /* sendrecv */
-  OT_MPI_WAIT = 19,       /* wait */
-  OT_MPI_WAITALL = 20,    /* waitall */
-  OT_MPI_WAITANY = 21,    /* waitany */
-  OT_MPI_WAITSOME = 22,   /* waitsome */
-  OT_MPI_TEST = 23,       /* test */
-  OT_MPI_TESTALL = 24,    /* testall */
-  OT_MPI_TESTANY = 25,    /* testany */
-  OT_MPI_TESTSOME = 26,   /* testsome */
-  OT_MPI_BARRIER = 27,    /* barrier */
-  OT_MPI_BCAST = 28,      /* bcast */
-  OT_MPI_REDUCE = 29,     /* reduce */
-  OT_MPI_ALLREDUCE = 30,  /* allreduce */
-  OT_MPI_GATHER = 31,     /* gather */
-  OT_MPI_ALLGATHER = 32,  /* allgather */
-  OT_MPI_SCATTER = 33,    /* scatter */
-  OT_MPI_ALLTOALL = 34,   /* alltoall */
-  OT_MPI_IBARRIER = 35,   /* ibarrier */
-  OT_MPI_IBCAST = 36,     /* ibcast */
-  OT_MPI_IREDUCE = 37,    /* ireduce */
-  OT_MPI_IALLREDUCE = 38  /* iallreduce */
+  OT_MPI_WAIT = 18,       /* wait */
+  OT_MPI_WAITALL = 19,    /* waitall */
+  OT_MPI_WAITANY = 20,    /* waitany */
+  OT_MPI_WAITSOME = 21,   /* waitsome */
+  OT_MPI_TEST = 22,       /* test */
+  OT_MPI_TESTALL = 23,    /* testall */
+  OT_MPI_TESTANY = 24,    /* testany */
+  OT_MPI_TESTSOME = 25,   /* testsome */
+  OT_MPI_BARRIER = 26,    /* barrier */
+  OT_MPI_BCAST = 27,      /* bcast */
+  OT_MPI_REDUCE = 28,     /* reduce */
+  OT_MPI_ALLREDUCE = 29,  /* allreduce */
+  OT_MPI_GATHER = 30,     /* gather */
+  OT_MPI_ALLGATHER = 31,  /* allgather */
+  OT_MPI_SCATTER = 32,    /* scatter */
+  OT_MPI_ALLTOALL = 33,   /* alltoall */
+  OT_MPI_IBARRIER = 34,   /* ibarrier */
+  OT_MPI_IBCAST = 35,     /* ibcast */
+  OT_MPI_IREDUCE = 36,    /* ireduce */
+  OT_MPI_IALLREDUCE = 37  /* iallreduce */
 };
 
 /* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */

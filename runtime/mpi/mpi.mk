@@ -1,0 +1,29 @@
+# The MPI event source, libocca_tools_mpi.so (runtime/mpi/mpi.c): PMPI
+# wrappers that occa-prof --mpi preloads. It is built with the MPI the user
+# has, through its compiler wrapper (MPICC=...), since MPI handles and
+# constants differ between implementations; without a working one it is
+# skipped, saying so, and the MPI tests (tests/mpi) skip with it.
+MPICC ?= mpicc
+MPI_LIB = $(BUILD)/lib/libocca_tools_mpi.so
+MPI_PROGRAM = $(BUILD)/tests/mpi-program
+MPI_CHECK = printf '\#include <mpi.h>\nint main(void){return MPI_Init(0, 0);}\n' | \
+  $(MPICC) -x c -o /dev/null - >/dev/null 2>&1
+
+.PHONY: mpi-lib mpi-programs
+runtime: mpi-lib
+test-programs: mpi-programs
+mpi-lib:
+	@if $(MPI_CHECK); then $(MAKE) --no-print-directory $(MPI_LIB); \
+	else echo "mpi-lib: skipped: no working $(MPICC) (apt-get install libopenmpi-dev openmpi-bin)"; fi
+mpi-programs: mpi-lib
+	@if $(MPI_CHECK); then $(MAKE) --no-print-directory $(MPI_PROGRAM); \
+	else echo "mpi-programs: skipped: no working $(MPICC)"; fi
+
+$(MPI_LIB): runtime/mpi/mpi.c runtime/include/occa_tools.h runtime/src/ot_internal.h
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -std=c11 -fPIC -Wall -Wextra -Werror -Iruntime/include -Iruntime/src -shared \
+	  -Wl,-soname,libocca_tools_mpi.so -o $@ runtime/mpi/mpi.c -ldl
+
+$(MPI_PROGRAM): tests/mpi/programs/program.c
+	@mkdir -p $(@D)
+	$(MPICC) -O2 -g -std=c11 -Wall -Wextra -Werror -o $@ $<
