@@ -27,3 +27,8 @@ $(MPI_LIB): runtime/mpi/mpi.c runtime/include/occa_tools.h runtime/src/ot_intern
 $(MPI_PROGRAM): tests/mpi/programs/program.c
 	@mkdir -p $(@D)
 	$(MPICC) -O2 -g -std=c11 -Wall -Wextra -Werror -o $@ $<
+
+# The library's cost per call: tests/mpi/bench.sh (about 30 s).
+.PHONY: bench-mpi
+bench-mpi: runtime commands test-programs
+	tests/mpi/bench.sh $(BUILD)
