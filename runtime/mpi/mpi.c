@@ -287,12 +287,27 @@ static int comm_size(MPI_Comm comm) {
 
 /* ---- Init and finalize ------------------------------------------------------------ */
 
+/* The library is linked without libmpi (mpi.mk): a libmpi that a program
+ * dlopens after start leaves its MPI_COMM_WORLD unresolved here (Open MPI's
+ * handles are addresses of libmpi's objects), and then the library only
+ * forwards. */
+static int mpi_bound(void) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  return HANDLE(world) != 0;
+}
+
 static void after_init(void) {
+  if (!mpi_bound()) {
+    enabled = NULL;
+    return;
+  }
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  if (!enabled)
-    return;
-  comm_created(MPI_COMM_WORLD, MPI_COMM_NULL);
+  if (enabled)
+    comm_created(MPI_COMM_WORLD, MPI_COMM_NULL);
+  /* Even untraced: a rank whose runtime did not start (no config, a
+   * memory limit) must still take part in the agreement, or the others
+   * would wait for it forever. */
   sync_setup();
   sync_measure(1);
 }

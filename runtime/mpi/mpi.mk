@@ -19,10 +19,18 @@ mpi-programs: mpi-lib
 	@if $(MPI_CHECK); then $(MAKE) --no-print-directory $(MPI_PROGRAM); \
 	else echo "mpi-programs: skipped: no working $(MPICC)"; fi
 
+# The library does not link libmpi: LD_PRELOAD puts it into every process
+# mpirun starts (shells, compilers), and there libmpi must stay out, both for
+# their sake and because the shim traces the processes that contain libmpi.
+# objcopy --weaken makes its references to MPI weak, so it loads anywhere
+# (even with LD_BIND_NOW) and binds to the program's libmpi where there is one.
 $(MPI_LIB): runtime/mpi/mpi.c runtime/include/occa_tools.h runtime/src/ot_internal.h
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) -std=c11 -fPIC -Wall -Wextra -Werror -Iruntime/include -Iruntime/src -shared \
-	  -Wl,-soname,libocca_tools_mpi.so -o $@ runtime/mpi/mpi.c -ldl
+	$(MPICC) $(CFLAGS) -std=c11 -fPIC -Wall -Wextra -Werror -Iruntime/include -Iruntime/src \
+	  -c -o $(@:.so=.o) runtime/mpi/mpi.c
+	objcopy --weaken $(@:.so=.o)
+	$(CC) -shared -Wl,-soname,libocca_tools_mpi.so -o $@ $(@:.so=.o) -ldl
+	rm -f $(@:.so=.o)
 
 $(MPI_PROGRAM): tests/mpi/programs/program.c
 	@mkdir -p $(@D)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -262,5 +263,57 @@ func TestDomainOff(t *testing.T) {
 				t.Errorf("%q: rank %d: MPI begins and instants %v, want %v", tc.config, r, got, tc.want)
 			}
 		}
+	}
+}
+
+// Only processes that contain libmpi are traced (not the shell that starts
+// the program, though the library is preloaded there too), and a rank whose
+// runtime is not started (no config) neither records nor leaves the others
+// waiting for their clock measurement, which every rank then skips.
+func TestUntracedRank(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	script := filepath.Join(dir, "start.sh")
+	if err := os.WriteFile(cfg, []byte("[events]\nenable = [\"mpi\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n/bin/true\n[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && unset OCCA_TOOLS_CONFIG\nexec "+program+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "traces")
+	cmd := testproc.Command(t, "mpirun", "-n", fmt.Sprint(ranks), "--oversubscribe",
+		occaProf, "--mpi", "--quiet", "--config", cfg, "--output", out, script)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, b)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+	var ranksSeen []int64
+	for _, f := range files {
+		if !strings.HasPrefix(filepath.Base(f), "mpi-program-") {
+			t.Errorf("%s: a process without libmpi was traced", f)
+			continue
+		}
+		ev, err := occatest.ReadEvents(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranksSeen = append(ranksSeen, ev.Header.Rank)
+		calls, syncs := 0, 0
+		for _, e := range ev.Events {
+			switch e.Kind {
+			case trace.MpiCallBegin:
+				calls++
+			case trace.MpiClockSync:
+				syncs++
+			}
+		}
+		if calls != 4 || syncs != 0 {
+			t.Errorf("rank %d: %d calls and %d clock measurements, want 4 and 0", ev.Header.Rank, calls, syncs)
+		}
+	}
+	slices.Sort(ranksSeen)
+	if fmt.Sprint(ranksSeen) != "[0 2 3]" {
+		t.Errorf("traced ranks %v, want [0 2 3]", ranksSeen)
 	}
 }
