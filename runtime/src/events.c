@@ -535,9 +535,9 @@ void occa_tools_mpi_end(occa_tools_call_t *call, const uint64_t *args, unsigned 
   ot_thread *t = ot_enter();
   if (!t)
     return;
-  if (call->tool_data & REC) {
-    /* The begin was checked, so its end kind is an MPI end. */
-    unsigned kind = (unsigned)(call->tool_data >> KIND_SHIFT) + 1, n = kind_nargs[kind];
+  uint64_t begun = call->tool_data >> KIND_SHIFT; /* checked by the begin, unless overwritten */
+  if ((call->tool_data & REC) && begun < 64 && ((MPI_BEGINS >> begun) & 1)) {
+    unsigned kind = (unsigned)begun + 1, n = kind_nargs[kind];
     uint64_t a[OT_MAX_ARGS] = {call->correlation_id};
     if (args)
       memcpy(a + 1, args, (nargs < n - 1 ? nargs : n - 1) * sizeof *args);
