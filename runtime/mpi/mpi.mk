@@ -40,3 +40,11 @@ $(MPI_PROGRAM): tests/mpi/programs/program.c
 .PHONY: bench-mpi
 bench-mpi: runtime commands test-programs
 	tests/mpi/bench.sh $(BUILD)
+
+# The hostile source of tests/mpi (needs no MPI).
+MPI_ABI_PROGRAM = $(BUILD)/tests/mpi-abi
+test-programs: $(MPI_ABI_PROGRAM)
+$(MPI_ABI_PROGRAM): tests/mpi/programs/abi.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
+	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib'

@@ -22,7 +22,10 @@ import (
 	"github.com/libocca/occa-tools/tests/testproc"
 )
 
-var occaProf, program string
+var occaProf, program, abiProgram string
+
+// noMPI says why the MPI tests cannot run here ("" when they can).
+var noMPI string
 
 const ranks = 4
 
@@ -33,28 +36,37 @@ func TestMain(m *testing.M) {
 	}
 	occaProf = filepath.Join(build, "bin", "occa-prof")
 	program = filepath.Join(build, "tests", "mpi-program")
+	abiProgram = filepath.Join(build, "tests", "mpi-abi")
 	for _, need := range []string{filepath.Join(build, "lib", "libocca_tools_mpi.so"), program} {
-		if _, err := os.Stat(need); err != nil {
-			if os.Getenv("CI") != "" { // .ci/run installs libopenmpi-dev
-				fmt.Fprintf(os.Stderr, "tests/mpi: %s is missing: install libopenmpi-dev, then `make test-programs`\n", need)
-				os.Exit(1)
-			}
-			fmt.Fprintf(os.Stderr, "tests/mpi: skipped: %s is missing (needs mpicc: apt-get install libopenmpi-dev openmpi-bin, then make test-programs)\n", need)
-			os.Exit(0)
+		if _, err := os.Stat(need); err != nil && noMPI == "" {
+			noMPI = need + " is missing (needs mpicc: apt-get install libopenmpi-dev openmpi-bin, then make test-programs)"
 		}
 	}
-	out, err := exec.Command("mpirun", "--version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Open MPI") {
-		fmt.Fprintf(os.Stderr, "tests/mpi: skipped: no Open MPI mpirun in PATH (apt-get install openmpi-bin)\n")
-		os.Exit(0)
+	if out, err := exec.Command("mpirun", "--version").CombinedOutput(); noMPI == "" &&
+		(err != nil || !strings.Contains(string(out), "Open MPI")) {
+		noMPI = "no Open MPI mpirun in PATH (apt-get install openmpi-bin)"
+	}
+	if noMPI != "" {
+		if os.Getenv("CI") != "" { // .ci/run installs libopenmpi-dev
+			fmt.Fprintf(os.Stderr, "tests/mpi: %s\n", noMPI)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "tests/mpi: the MPI tests skip: %s\n", noMPI)
 	}
 	os.Exit(m.Run())
+}
+
+func needMPI(t *testing.T) {
+	if noMPI != "" {
+		t.Skip(noMPI)
+	}
 }
 
 // run traces program with args on `ranks` ranks under config and returns
 // each rank's events.
 func run(t *testing.T, config string, env []string, args ...string) [ranks]*occatest.Events {
 	t.Helper()
+	needMPI(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
@@ -271,6 +283,7 @@ func TestDomainOff(t *testing.T) {
 // runtime is not started (no config) neither records nor leaves the others
 // waiting for their clock measurement, which every rank then skips.
 func TestUntracedRank(t *testing.T) {
+	needMPI(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.toml")
 	script := filepath.Join(dir, "start.sh")
@@ -315,5 +328,55 @@ func TestUntracedRank(t *testing.T) {
 	slices.Sort(ranksSeen)
 	if fmt.Sprint(ranksSeen) != "[0 2 3]" {
 		t.Errorf("traced ranks %v, want [0 2 3]", ranksSeen)
+	}
+}
+
+// The runtime's MPI entry points take what a source sends as hostile:
+// programs/abi.c sends kinds and argument counts that do not fit, NULLs
+// and an overwritten call between valid events, and the trace holds
+// exactly the valid ones, with one warning. Needs no MPI.
+func TestHostileSource(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[events]\nenable = [\"mpi\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := testproc.Command(t, abiProgram)
+	cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+dir)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", abiProgram, err, b)
+	}
+	if n := strings.Count(string(b), "an MPI source sent kind"); n != 1 {
+		t.Errorf("%d warnings about the source, want 1:\n%s", n, b)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.occatrace"))
+	if len(files) != 1 {
+		t.Fatalf("traces %q, want one", files)
+	}
+	ev, err := occatest.ReadEvents(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ev.Events {
+		s := e.Kind.Spec()
+		if s == nil {
+			got = append(got, e.Kind.String())
+		} else if s.Domain == trace.DomainMPI {
+			l := e.Kind.String()
+			for i, a := range s.Args {
+				if a.Type != trace.ArgCorr && i < len(e.Args) {
+					l += fmt.Sprintf(" %s=%d", a.Name, int64(e.Args[i]))
+				}
+			}
+			got = append(got, l)
+		}
+	}
+	want := []string{"mpi_call_begin function=1 comm=5", "mpi_call_end status=0",
+		"mpi_p2p_begin function=8 peer=-1 tag=3 bytes=100 comm=7", "mpi_p2p_end request=9 status=0",
+		"mpi_request_done request=9 wait=42", "mpi_wait_begin function=18 count=1"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("MPI events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
