@@ -26,6 +26,7 @@ all: runtime commands
 # the OCCA adapter they preload with it: OCCA_ADAPTER.
 include runtime/preload/preload.mk
 include runtime/occa/occa.mk
+include runtime/mpi/mpi.mk
 
 # The C library carries SONAME libocca_tools.so.1 (the ABI's major version);
 # libocca_tools.so is the link-time name. It stays mapped after dlclose

@@ -54,13 +54,16 @@ func TestEventMask(t *testing.T) {
 		{"[events]\nenable = [\"run_end\", \"marker\"]", bits(trace.RunBegin, trace.RunEnd, trace.Marker) | tool},
 		{"[events]\nenable = [\"memory\", \"copy\"]\ndisable = [\"memory_free_begin\"]",
 			bits(trace.MemoryAllocBegin, trace.MemoryAllocEnd, trace.CopyBegin, trace.CopyEnd) | tool},
-		{"[events]\ndisable = [\"user\", \"sync\", \"stream\", \"build\", \"device\", \"kernel\", \"memory\", \"openmp\"]",
+		{"[events]\ndisable = [\"user\", \"sync\", \"stream\", \"build\", \"device\", \"kernel\", \"memory\", \"openmp\", \"mpi\"]",
 			bits(trace.CopyBegin, trace.CopyEnd) | tool},
 		{"[events]\nenable = [\"openmp\"]\ndisable = [\"omp_task_depend\"]",
 			bits(trace.OmpThreadBegin, trace.OmpThreadEnd, trace.OmpParallelBegin, trace.OmpParallelEnd,
 				trace.OmpImplicitTaskBegin, trace.OmpImplicitTaskEnd, trace.OmpWorkBegin, trace.OmpWorkEnd,
 				trace.OmpSyncBegin, trace.OmpSyncEnd, trace.OmpSyncWaitBegin, trace.OmpSyncWaitEnd,
 				trace.OmpTaskCreate, trace.OmpTaskSchedule, trace.OmpTaskDependence) | tool},
+		{"[events]\nenable = [\"mpi\"]\ndisable = [\"mpi_request_done\", \"mpi_comm\"]",
+			bits(trace.MpiCallBegin, trace.MpiCallEnd, trace.MpiP2PBegin, trace.MpiP2PEnd, trace.MpiCollectiveBegin,
+				trace.MpiCollectiveEnd, trace.MpiWaitBegin, trace.MpiWaitEnd, trace.MpiClockSync) | tool},
 		{"[events]\nenable = [\"tool\"]", tool},
 	} {
 		got := compile(t, tc.text).EventMask()

@@ -25,3 +25,21 @@ func childEnv(env []string, config, outDir, preload string) []string {
 	}
 	return append(out, "OCCA_TOOLS_CONFIG="+config, "OCCA_TOOLS_OUTPUT_DIR="+outDir, "LD_PRELOAD="+pre)
 }
+
+// mpiEnv is env with libmpi added to the libraries whose processes the shim
+// traces (OCCA_TOOLS_TARGET_LIB, runtime/preload/preload.c): MPI programs
+// without OCCA are traced, while mpirun, its daemons and compilers are not.
+func mpiEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	targets := "libocca.so"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "OCCA_TOOLS_TARGET_LIB="); ok {
+			if v = strings.TrimSpace(v); v != "" {
+				targets = v
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "OCCA_TOOLS_TARGET_LIB="+targets+":libmpi.so")
+}

@@ -11,6 +11,7 @@ import (
 // install is where occa-prof's companion files are.
 type install struct {
 	preload string // LD_PRELOAD: lib/libocca_tools_occa.so:lib/libocca_tools_preload.so
+	lib     string // the directory of the libraries
 	config  string // the default config, "" when none was found
 }
 
@@ -34,7 +35,7 @@ func locateFrom(bin string) (*install, error) {
 	// The OCCA adapter's hooks must come before libocca; the shim starts the
 	// runtime in processes that contain libocca.
 	in := &install{preload: filepath.Clean(filepath.Join(lib, "libocca_tools_occa.so")) + ":" +
-		filepath.Clean(filepath.Join(lib, "libocca_tools_preload.so"))}
+		filepath.Clean(filepath.Join(lib, "libocca_tools_preload.so")), lib: filepath.Clean(lib)}
 	for _, name := range []string{"libocca_tools_occa.so", "libocca_tools_preload.so", "libocca_tools.so.1", "libocca_tools_core.so"} {
 		p := filepath.Join(lib, name)
 		if _, err := os.Stat(p); err != nil {
@@ -52,6 +53,17 @@ func locateFrom(bin string) (*install, error) {
 		}
 	}
 	return in, nil
+}
+
+// mpiPreload is LD_PRELOAD for --mpi: the PMPI library first (its MPI_*
+// must come before libmpi's), then the usual ones.
+func (in *install) mpiPreload() (string, error) {
+	p := filepath.Join(in.lib, "libocca_tools_mpi.so")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("--mpi: %s is missing: this occa-tools was built without an MPI compiler; "+
+			"install your MPI's development files (mpicc) and rebuild, or set MPICC=... for make", p)
+	}
+	return p + ":" + in.preload, nil
 }
 
 // findProgram resolves PROGRAM as a shell does: a name with a slash is a

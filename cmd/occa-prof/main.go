@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	occa-prof [--config FILE] [--output DIR] [--quiet] [--device-time] [--] PROGRAM [ARGS...]
+//	occa-prof [--config FILE] [--output DIR] [--quiet] [--device-time] [--mpi] [--] PROGRAM [ARGS...]
 //
 // It runs PROGRAM with the occa-tools runtime preloaded, waits for it, and
 // prints where the traces went and a per-kernel table. Run "occa-prof --help"
@@ -47,6 +47,9 @@ Options:
   --device-time    ask for device-side kernel times (events.device_time =
                    true): occa-prof writes a temporary copy of the config
                    with that key set and removes it when PROGRAM ends
+  --mpi            record MPI calls too (the config's mpi domain): preload
+                   lib/libocca_tools_mpi.so and trace every process that
+                   contains libmpi, OCCA or not (see MPI below)
   --quiet          print nothing of its own (errors excepted)
   --version        print occa-prof's version and exit
   -h, --help       print this help and exit
@@ -100,6 +103,15 @@ Only rank 0 prints: every file created in the output directory since it
 started (it waits up to 2 s for one file per rank), and the table of its own
 traces. Use one output directory per job.
 
+With --mpi (mpirun -n 4 occa-prof --mpi ./app) the PMPI library
+lib/libocca_tools_mpi.so records point-to-point calls, non-blocking requests
+and their completion, collectives, communicator creation, MPI_Init and
+MPI_Finalize, and each rank's clock offset to rank 0 at init and finalize.
+It is opt-in because it must match the program's MPI (it is built with the
+mpicc found when occa-tools was built: an Open MPI build cannot serve an
+MPICH program), and because it wraps every MPI call of the program; the
+library is missing when occa-tools was built without mpicc.
+
 Examples:
   occa-prof ./app --device "{mode: 'Serial'}"
   occa-prof --output /scratch/traces --device-time ./app
@@ -117,6 +129,7 @@ type options struct {
 	output     string
 	quiet      bool
 	deviceTime bool
+	mpi        bool
 	version    bool
 	argv       []string // PROGRAM and its arguments
 }
@@ -131,6 +144,7 @@ func parseArgs(args []string) (*options, error) {
 	fs.StringVar(&o.output, "output", "", "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.BoolVar(&o.deviceTime, "device-time", false, "")
+	fs.BoolVar(&o.mpi, "mpi", false, "")
 	fs.BoolVar(&o.version, "version", false, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -155,7 +169,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "occa-prof: %v\nusage: occa-prof [--config FILE] [--output DIR] [--quiet] [--device-time] [--] PROGRAM [ARGS...]\nRun 'occa-prof --help' for details.\n", err)
+		fmt.Fprintf(stderr, "occa-prof: %v\nusage: occa-prof [--config FILE] [--output DIR] [--quiet] [--device-time] [--mpi] [--] PROGRAM [ARGS...]\nRun 'occa-prof --help' for details.\n", err)
 		return exitUsage
 	}
 	if o.version {
@@ -195,7 +209,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	before := listTraces(outDir)
-	env := childEnv(os.Environ(), cfg, outDir, inst.preload)
+	preload, environ := inst.preload, os.Environ()
+	if o.mpi {
+		if preload, err = inst.mpiPreload(); err != nil {
+			fmt.Fprintf(stderr, "occa-prof: %v\n", err)
+			return exitUsage
+		}
+		environ = mpiEnv(environ)
+	}
+	env := childEnv(environ, cfg, outDir, preload)
 	res, err := runChild(path, o.argv, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "occa-prof: %v\n", err)

@@ -133,7 +133,7 @@ func TestCorrupt(t *testing.T) {
 			"broken trace header at offset 0: the file ends inside the magic number (5 of 8 bytes)", io.ErrUnexpectedEOF},
 		{"major 3", mod(func(b []byte) []byte { b[8], b[10] = 3, 1; return b }), 0,
 			"broken trace header at offset 8: trace format version 3.1 is not supported: this occa-tools reads formats 1.x to 2.x; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
-		{"major 0", mod(func(b []byte) []byte { b[8] = 0; return b }), 0,
+		{"major 0", mod(func(b []byte) []byte { b[8], b[10] = 0, 0; return b }), 0,
 			"broken trace header at offset 8: trace format version 0.0 is not supported: this occa-tools reads formats 1.x to 2.x; read it with the occa-tools release that wrote it (the header names it) or a newer one", trace.ErrVersion},
 		{"header crc", mod(func(b []byte) []byte { b[30] ^= 0x10; return b }), 0,
 			"broken trace header at offset 20: header checksum mismatch (stored ", trace.ErrChecksum},

@@ -55,6 +55,21 @@ const (
 	OmpTaskSchedule
 	OmpTaskDependence
 	OmpTaskDepend
+	// MPI events, format 2.1, recorded by the PMPI library (runtime/mpi).
+	// Peers and roots are world ranks; comm and request are the MPI
+	// handles' values (a handle is reused only after its object is freed or
+	// its request completed, so each use pairs with the latest creation).
+	MpiCallBegin
+	MpiCallEnd
+	MpiP2PBegin
+	MpiP2PEnd
+	MpiCollectiveBegin
+	MpiCollectiveEnd
+	MpiWaitBegin
+	MpiWaitEnd
+	MpiRequestDone
+	MpiComm
+	MpiClockSync
 	numEventKinds // sentinel: first unused timed kind
 )
 
@@ -134,10 +149,11 @@ const (
 	DomainUser
 	DomainTool
 	DomainOpenMP
+	DomainMPI
 	numDomains
 )
 
-var domainNames = [numDomains]string{"device", "memory", "copy", "build", "kernel", "stream", "sync", "user", "tool", "openmp"}
+var domainNames = [numDomains]string{"device", "memory", "copy", "build", "kernel", "stream", "sync", "user", "tool", "openmp", "mpi"}
 
 func (d Domain) String() string {
 	if d < numDomains {
@@ -236,6 +252,37 @@ const (
 	CauseAPI    = 4 // occa_tools_start/stop
 	CauseSignal = 5 // the toggle signal
 	CauseBudget = 6 // the budget
+)
+
+// Values of the MPI kinds' "function" argument: the MPI function called
+// (MpiFunctionName gives its name without the MPI_ prefix).
+var mpiFunctionNames = [...]string{"", "init", "init_thread", "finalize", "comm_dup", "comm_split", "comm_create", "comm_free",
+	"send", "ssend", "bsend", "rsend", "recv", "isend", "issend", "ibsend", "irsend", "irecv",
+	"wait", "waitall", "waitany", "waitsome", "test", "testall", "testany", "testsome",
+	"barrier", "bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "alltoall",
+	"ibarrier", "ibcast", "ireduce", "iallreduce"}
+
+// MpiFunctionName names an MPI kind's "function" value ("send", "allreduce",
+// ...), or returns "" for a value this package does not know.
+func MpiFunctionName(f uint64) string {
+	if f < uint64(len(mpiFunctionNames)) {
+		return mpiFunctionNames[f]
+	}
+	return ""
+}
+
+// Values of MpiP2PBegin's "peer" and MpiCollectiveBegin's "root" that are
+// not ranks.
+const (
+	MpiRankAny     = -1 // MPI_ANY_SOURCE
+	MpiRankNull    = -2 // MPI_PROC_NULL, or no root (an all-to-all collective)
+	MpiRankUnknown = -3 // a rank of a communicator the library could not translate (an intercommunicator)
+)
+
+// Values of MpiClockSync's "phase" argument.
+const (
+	MpiSyncInit     = 1 // measured at the end of MPI_Init
+	MpiSyncFinalize = 2 // measured at the start of MPI_Finalize
 )
 
 var (
@@ -347,6 +394,31 @@ var specs = [numDefKinds]Spec{
 		Args: []Arg{{"src_task", ArgUint}, {"sink_task", ArgUint}}},
 	OmpTaskDepend: {Name: "omp_task_depend", Domain: DomainOpenMP,
 		Args: []Arg{{"task", ArgUint}, {"address", ArgUint}, {"dependence_type", ArgUint}}},
+
+	// MPI (runtime/mpi). "function" is an MpiFunctionName code; bytes are
+	// count times the datatype's size (the posted size for receives).
+	MpiCallBegin: {Name: "mpi_call_begin", Domain: DomainMPI, Pair: MpiCallEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"function", ArgUint}, {"comm", ArgUint}}},
+	MpiCallEnd: {Name: "mpi_call_end", Domain: DomainMPI, Pair: MpiCallBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"status", ArgUint}}},
+	MpiP2PBegin: {Name: "mpi_p2p_begin", Domain: DomainMPI, Pair: MpiP2PEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"function", ArgUint}, {"peer", ArgInt}, {"tag", ArgInt}, {"bytes", ArgUint}, {"comm", ArgUint}}},
+	MpiP2PEnd: {Name: "mpi_p2p_end", Domain: DomainMPI, Pair: MpiP2PBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"request", ArgUint}, {"status", ArgUint}}},
+	MpiCollectiveBegin: {Name: "mpi_collective_begin", Domain: DomainMPI, Pair: MpiCollectiveEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"function", ArgUint}, {"root", ArgInt}, {"bytes", ArgUint}, {"comm", ArgUint}, {"comm_size", ArgUint}}},
+	MpiCollectiveEnd: {Name: "mpi_collective_end", Domain: DomainMPI, Pair: MpiCollectiveBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"request", ArgUint}, {"status", ArgUint}}},
+	MpiWaitBegin: {Name: "mpi_wait_begin", Domain: DomainMPI, Pair: MpiWaitEnd, Begin: true,
+		Args: []Arg{{"corr", ArgCorr}, {"function", ArgUint}, {"count", ArgUint}}},
+	MpiWaitEnd: {Name: "mpi_wait_end", Domain: DomainMPI, Pair: MpiWaitBegin,
+		Args: []Arg{{"corr", ArgCorr}, {"completed", ArgUint}, {"status", ArgUint}}},
+	MpiRequestDone: {Name: "mpi_request_done", Domain: DomainMPI,
+		Args: []Arg{{"request", ArgUint}, {"wait", ArgUint}}},
+	MpiComm: {Name: "mpi_comm", Domain: DomainMPI,
+		Args: []Arg{{"comm", ArgUint}, {"parent", ArgUint}, {"size", ArgUint}, {"rank", ArgUint}, {"world_rank", ArgUint}, {"leader", ArgUint}}},
+	MpiClockSync: {Name: "mpi_clock_sync", Domain: DomainMPI,
+		Args: []Arg{{"reference", ArgUint}, {"offset", ArgInt}, {"error", ArgUint}, {"phase", ArgUint}}},
 
 	DefString: {Name: "def_string",
 		Args: []Arg{{"id", ArgUint}}}, // the text follows the arguments, see FORMAT.md

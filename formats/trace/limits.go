@@ -8,7 +8,7 @@ import (
 // Format constants (FORMAT.md §1, §3, §6).
 const (
 	FormatMajor = 2
-	FormatMinor = 0
+	FormatMinor = 1
 	// oldestMajor is the oldest major version a Reader still reads: 2.0
 	// only changed how chunks are compressed (FORMAT.md §3).
 	oldestMajor = 1

@@ -10,4 +10,4 @@ package abi
 // occa_tools.h: a new kind, entry point or rule. A tool accepts sources built
 // against the same or an older version. Change it here, then run
 // `make generate`.
-const Version = 20261122
+const Version = 20261123

@@ -62,7 +62,7 @@ extern "C" {
  * contract. A tool accepts sources built against the same or an older ABI. */
 /* BEGIN GENERATED abi-version: made by runtime/abi/gentables from formats/trace/kinds.go and
  * runtime/abi/abi.go; do not edit, change those and run `make generate`. */
-#define OCCA_TOOLS_ABI_VERSION 20261122u
+#define OCCA_TOOLS_ABI_VERSION 20261123u
 /* END GENERATED abi-version */
 
 #if defined(__GNUC__)
@@ -117,7 +117,8 @@ typedef enum occa_tools_domain {
   OCCA_TOOLS_DOMAIN_USER = 7,   /* user regions and markers */
   OCCA_TOOLS_DOMAIN_TOOL = 8,   /* the tool's own events: drops, triggers, fork */
   OCCA_TOOLS_DOMAIN_OPENMP = 9, /* OpenMP regions, tasks and syncs (the OMPT tool) */
-  OCCA_TOOLS_DOMAIN_COUNT = 10
+  OCCA_TOOLS_DOMAIN_MPI = 10,   /* MPI calls, requests, communicators and clock offsets (the PMPI library, runtime/mpi) */
+  OCCA_TOOLS_DOMAIN_COUNT = 11
 } occa_tools_domain_t;
 
 /* Every event kind, numbered as in the trace format (formats/trace/FORMAT.md).
@@ -165,7 +166,18 @@ typedef enum occa_tools_event_kind {
   OCCA_TOOLS_EVENT_OMP_TASK_SCHEDULE = 39,       /* openmp: prior_task, prior_status, next_task */
   OCCA_TOOLS_EVENT_OMP_TASK_DEPENDENCE = 40,     /* openmp: src_task, sink_task */
   OCCA_TOOLS_EVENT_OMP_TASK_DEPEND = 41,         /* openmp: task, address, dependence_type */
-  OCCA_TOOLS_EVENT_KIND_COUNT = 42
+  OCCA_TOOLS_EVENT_MPI_CALL_BEGIN = 42,          /* mpi: corr, function, comm */
+  OCCA_TOOLS_EVENT_MPI_CALL_END = 43,            /* mpi: corr, status */
+  OCCA_TOOLS_EVENT_MPI_P2P_BEGIN = 44,           /* mpi: corr, function, peer, tag, bytes, comm */
+  OCCA_TOOLS_EVENT_MPI_P2P_END = 45,             /* mpi: corr, request, status */
+  OCCA_TOOLS_EVENT_MPI_COLLECTIVE_BEGIN = 46,    /* mpi: corr, function, root, bytes, comm, comm_size */
+  OCCA_TOOLS_EVENT_MPI_COLLECTIVE_END = 47,      /* mpi: corr, request, status */
+  OCCA_TOOLS_EVENT_MPI_WAIT_BEGIN = 48,          /* mpi: corr, function, count */
+  OCCA_TOOLS_EVENT_MPI_WAIT_END = 49,            /* mpi: corr, completed, status */
+  OCCA_TOOLS_EVENT_MPI_REQUEST_DONE = 50,        /* mpi: request, wait */
+  OCCA_TOOLS_EVENT_MPI_COMM = 51,                /* mpi: comm, parent, size, rank, world_rank, leader */
+  OCCA_TOOLS_EVENT_MPI_CLOCK_SYNC = 52,          /* mpi: reference, offset, error, phase */
+  OCCA_TOOLS_EVENT_KIND_COUNT = 53
 } occa_tools_event_kind_t;
 /* END GENERATED kinds */
 
@@ -345,6 +357,28 @@ OCCA_TOOLS_API void occa_tools_stream_finish_end(occa_tools_call_t *call);
 OCCA_TOOLS_API void occa_tools_device_finish_begin(occa_tools_call_t *call,
                                                    occa_tools_data_t *device);
 OCCA_TOOLS_API void occa_tools_device_finish_end(occa_tools_call_t *call);
+
+/* ------------------------------------------------------------------------ */
+/* Events: MPI (the PMPI library, runtime/mpi)                              */
+/* ------------------------------------------------------------------------ */
+
+/* An MPI call begins. kind is a begin kind of the mpi domain
+ * (OCCA_TOOLS_EVENT_MPI_*_BEGIN); args are its arguments after the
+ * correlation id, in the order of formats/trace/kinds.go, nargs of them
+ * (signed ones cast to uint64_t). A kind or count that does not match is
+ * not recorded (one warning). */
+OCCA_TOOLS_API void occa_tools_mpi_begin(occa_tools_call_t *call, occa_tools_event_kind_t kind,
+                                         const uint64_t *args, unsigned nargs);
+
+/* The call ends: the end kind of the begin's kind, with its arguments after
+ * the correlation id (missing ones are recorded as 0). */
+OCCA_TOOLS_API void occa_tools_mpi_end(occa_tools_call_t *call, const uint64_t *args,
+                                       unsigned nargs);
+
+/* An instant of the mpi domain (OCCA_TOOLS_EVENT_MPI_REQUEST_DONE,
+ * _MPI_COMM, _MPI_CLOCK_SYNC) with all its arguments. */
+OCCA_TOOLS_API void occa_tools_mpi_event(occa_tools_event_kind_t kind, const uint64_t *args,
+                                         unsigned nargs);
 
 /* ------------------------------------------------------------------------ */
 /* Control API: what an application may call directly                       */

@@ -70,6 +70,9 @@ static const struct {
     E(occa_tools_set_critical_callback),
     E(occa_tools_now_ns),
     E(occa_tools_log),
+    E(occa_tools_mpi_begin),
+    E(occa_tools_mpi_end),
+    E(occa_tools_mpi_event),
 #undef E
 };
 

@@ -481,6 +481,84 @@ void occa_tools_device_finish_end(occa_tools_call_t *call) {
   sync_end(call, OCCA_TOOLS_EVENT_DEVICE_FINISH_END);
 }
 
+/* ---- MPI ------------------------------------------------------------------------------ */
+
+/* The call's tool_data keeps REC/LOST in bits 0-1 and the begin's kind from
+ * bit 2, so the end needs no kind of its own and always matches its begin. */
+#define KIND_SHIFT 2
+
+static const uint8_t kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT] = OT_KIND_NARGS;
+static const uint64_t domain_kinds[OCCA_TOOLS_DOMAIN_COUNT] = OT_DOMAIN_KINDS;
+#define MPI_KINDS domain_kinds[OCCA_TOOLS_DOMAIN_MPI]
+#define MPI_BEGINS (MPI_KINDS & OT_BEGIN_KINDS)
+#define MPI_INSTANTS (MPI_KINDS & ~OT_BEGIN_KINDS & ~(OT_BEGIN_KINDS << 1))
+
+static _Atomic int mpi_warned;
+
+/* Checks a source's kind and arguments: in the kinds of mask, with nargs
+ * arguments besides the correlation id (skip: 1 for begins, 0 for instants). */
+static int mpi_valid(unsigned kind, uint64_t mask, const uint64_t *args, unsigned nargs,
+                     unsigned skip) {
+  if (kind < OCCA_TOOLS_EVENT_KIND_COUNT && ((mask >> kind) & 1) &&
+      nargs + skip == kind_nargs[kind] && (args || nargs == 0))
+    return 1;
+  if (!atomic_exchange(&mpi_warned, 1))
+    ot_log(OT_LOG_WARN, "an MPI source sent kind %u with %u arguments, which is not an MPI kind "
+           "of that shape (formats/trace/kinds.go): not recorded (said once)",
+           kind, nargs);
+  return 0;
+}
+
+void occa_tools_mpi_begin(occa_tools_call_t *call, occa_tools_event_kind_t kind,
+                          const uint64_t *args, unsigned nargs) {
+  if (inactive() || !call)
+    return;
+  call_clear(call);
+  if (!mpi_valid((unsigned)kind, MPI_BEGINS, args, nargs, 1))
+    return;
+  ot_thread *t = ot_enter();
+  if (!t) {
+    call->tool_data = LOST | (uint64_t)kind << KIND_SHIFT; /* counted: its end is counted too */
+    return;
+  }
+  if (want(t, (unsigned)kind, 1)) {
+    uint64_t a[OT_MAX_ARGS] = {0};
+    memcpy(a + 1, args, nargs * sizeof *args);
+    call->tool_data = begin(t, call, (unsigned)kind, nargs + 1, a) | (uint64_t)kind << KIND_SHIFT;
+  }
+  ot_leave(t);
+}
+
+void occa_tools_mpi_end(occa_tools_call_t *call, const uint64_t *args, unsigned nargs) {
+  if (inactive() || !call || !call->tool_data)
+    return;
+  ot_thread *t = ot_enter();
+  if (!t)
+    return;
+  uint64_t begun = call->tool_data >> KIND_SHIFT; /* checked by the begin, unless overwritten */
+  if ((call->tool_data & REC) && begun < 64 && ((MPI_BEGINS >> begun) & 1)) {
+    unsigned kind = (unsigned)begun + 1, n = kind_nargs[kind];
+    uint64_t a[OT_MAX_ARGS] = {call->correlation_id};
+    if (args)
+      memcpy(a + 1, args, (nargs < n - 1 ? nargs : n - 1) * sizeof *args);
+    ot_emit(t, kind, n, a);
+  }
+  end_lost(t, call);
+  call->tool_data = 0;
+  ot_leave(t);
+}
+
+void occa_tools_mpi_event(occa_tools_event_kind_t kind, const uint64_t *args, unsigned nargs) {
+  if (inactive() || !mpi_valid((unsigned)kind, MPI_INSTANTS, args, nargs, 0))
+    return;
+  ot_thread *t = ot_enter();
+  if (!t)
+    return;
+  if (want(t, (unsigned)kind, 1))
+    ot_emit(t, (unsigned)kind, nargs, args);
+  ot_leave(t);
+}
+
 /* ---- User regions and markers ------------------------------------------------------------ */
 
 static uint32_t region_windows(ot_str *s) {

@@ -82,8 +82,62 @@ enum {
   OT_CAUSE_BUDGET = 6  /* budget */
 };
 
+/* Values of the MPI kinds' function argument (trace.MpiFunctionName). */
+enum {
+  OT_MPI_INIT = 1,        /* init */
+  OT_MPI_INIT_THREAD = 2, /* init_thread */
+  OT_MPI_FINALIZE = 3,    /* finalize */
+  OT_MPI_COMM_DUP = 4,    /* comm_dup */
+  OT_MPI_COMM_SPLIT = 5,  /* comm_split */
+  OT_MPI_COMM_CREATE = 6, /* comm_create */
+  OT_MPI_COMM_FREE = 7,   /* comm_free */
+  OT_MPI_SEND = 8,        /* send */
+  OT_MPI_SSEND = 9,       /* ssend */
+  OT_MPI_BSEND = 10,      /* bsend */
+  OT_MPI_RSEND = 11,      /* rsend */
+  OT_MPI_RECV = 12,       /* recv */
+  OT_MPI_ISEND = 13,      /* isend */
+  OT_MPI_ISSEND = 14,     /* issend */
+  OT_MPI_IBSEND = 15,     /* ibsend */
+  OT_MPI_IRSEND = 16,     /* irsend */
+  OT_MPI_IRECV = 17,      /* irecv */
+  OT_MPI_WAIT = 18,       /* wait */
+  OT_MPI_WAITALL = 19,    /* waitall */
+  OT_MPI_WAITANY = 20,    /* waitany */
+  OT_MPI_WAITSOME = 21,   /* waitsome */
+  OT_MPI_TEST = 22,       /* test */
+  OT_MPI_TESTALL = 23,    /* testall */
+  OT_MPI_TESTANY = 24,    /* testany */
+  OT_MPI_TESTSOME = 25,   /* testsome */
+  OT_MPI_BARRIER = 26,    /* barrier */
+  OT_MPI_BCAST = 27,      /* bcast */
+  OT_MPI_REDUCE = 28,     /* reduce */
+  OT_MPI_ALLREDUCE = 29,  /* allreduce */
+  OT_MPI_GATHER = 30,     /* gather */
+  OT_MPI_ALLGATHER = 31,  /* allgather */
+  OT_MPI_SCATTER = 32,    /* scatter */
+  OT_MPI_ALLTOALL = 33,   /* alltoall */
+  OT_MPI_IBARRIER = 34,   /* ibarrier */
+  OT_MPI_IBCAST = 35,     /* ibcast */
+  OT_MPI_IREDUCE = 36,    /* ireduce */
+  OT_MPI_IALLREDUCE = 37  /* iallreduce */
+};
+
 /* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */
 #define OT_DROP_COUNTERS 8u
+
+/* Each event kind's number of arguments, corr included: the initializer
+ * of events.c's kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT], and the kinds that
+ * begin a pair, a bit per kind. */
+#define OT_KIND_NARGS { \
+    0, /* invalid */ \
+    [1] = 4, [2] = 3, [3] = 4, [4] = 4, [5] = 4, [6] = 2, [7] = 6, [8] = 2, [9] = 6, [10] = 4, [11] = 4, [12] = 2, \
+    [13] = 3, [14] = 2, [15] = 2, [16] = 2, [17] = 1, [18] = 2, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 3, [24] = 3, \
+    [25] = 0, [26] = 2, [27] = 1, [28] = 5, [29] = 1, [30] = 5, [31] = 1, [32] = 5, [33] = 1, [34] = 4, [35] = 1, [36] = 4, \
+    [37] = 1, [38] = 5, [39] = 3, [40] = 2, [41] = 3, [42] = 3, [43] = 2, [44] = 6, [45] = 3, [46] = 6, [47] = 3, [48] = 3, \
+    [49] = 3, [50] = 2, [51] = 6, [52] = 4, \
+  }
+#define OT_BEGIN_KINDS 0x0001541554050aaaull
 
 /* The event kinds of each domain, a bit per kind: the initializer of
  * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */
@@ -99,6 +153,7 @@ enum {
     [OCCA_TOOLS_DOMAIN_USER] = 0x0000000000700000ull, /* kinds 20-22 */   \
     [OCCA_TOOLS_DOMAIN_TOOL] = 0x0000000003800000ull, /* kinds 23-25 */   \
     [OCCA_TOOLS_DOMAIN_OPENMP] = 0x000003fffc000000ull, /* kinds 26-41 */ \
+    [OCCA_TOOLS_DOMAIN_MPI] = 0x001ffc0000000000ull, /* kinds 42-52 */    \
   }
 /* END GENERATED tables */
 

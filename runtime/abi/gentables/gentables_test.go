@@ -187,6 +187,9 @@ func TestCValues(t *testing.T) {
 	for c := uint64(1); trace.TriggerCauseName(c) != ""; c++ {
 		val(cName("OT_CAUSE_", trace.TriggerCauseName(c)), c)
 	}
+	for f := uint64(1); trace.MpiFunctionName(f) != ""; f++ {
+		val(cName("OT_MPI_", trace.MpiFunctionName(f)), f)
+	}
 	prog.WriteString("  return 0;\n}\n")
 	// The masks together are every event kind: none left out of a domain.
 	var union uint64

@@ -58,6 +58,7 @@ var domainDoc = map[string]string{
 	"user":   "user regions and markers",
 	"tool":   "the tool's own events: drops, triggers, fork",
 	"openmp": "OpenMP regions, tasks and syncs (the OMPT tool)",
+	"mpi":    "MPI calls, requests, communicators and clock offsets (the PMPI library, runtime/mpi)",
 }
 
 // A value is one named number of a C table.
@@ -74,6 +75,7 @@ type tables struct {
 	drops    []value
 	actions  []value
 	causes   []value
+	mpiFuncs []value
 	counters int // trace.NumReasonCounters
 }
 
@@ -117,7 +119,8 @@ func load() (*tables, error) {
 	}
 	t.actions = values(trace.TriggerActionName)
 	t.causes = values(trace.TriggerCauseName)
-	for _, vs := range [][]value{t.drops, t.actions, t.causes} {
+	t.mpiFuncs = values(trace.MpiFunctionName)
+	for _, vs := range [][]value{t.drops, t.actions, t.causes, t.mpiFuncs} {
 		for _, v := range vs {
 			if err := checkName("argument value", v.name); err != nil {
 				return nil, err
@@ -202,6 +205,8 @@ func writeInternalTables(t *tables, b *bytes.Buffer) {
 	writeEnum(b, "OT_DROP_", t.drops)
 	writeEnum(b, "OT_TRIGGER_", t.actions)
 	writeEnum(b, "OT_CAUSE_", t.causes)
+	b.WriteString("\n/* Values of the MPI kinds' function argument (trace.MpiFunctionName). */\n")
+	writeEnum(b, "OT_MPI_", t.mpiFuncs)
 	fmt.Fprintf(b, "\n/* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */\n"+
 		"#define OT_DROP_COUNTERS %du\n", t.counters)
 
@@ -223,6 +228,21 @@ func writeInternalTables(t *tables, b *bytes.Buffer) {
 	for _, l := range lines {
 		width = max(width, len(l))
 	}
+	var begins uint64
+	b.WriteString("\n/* Each event kind's number of arguments, corr included: the initializer\n" +
+		" * of events.c's kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT], and the kinds that\n" +
+		" * begin a pair, a bit per kind. */\n#define OT_KIND_NARGS { \\\n    0, /* invalid */")
+	for i, k := range t.kinds {
+		if i%12 == 0 {
+			b.WriteString(" \\\n   ")
+		}
+		fmt.Fprintf(b, " [%d] = %d,", k, len(k.Spec().Args))
+		if k.Spec().Begin {
+			begins |= 1 << k
+		}
+	}
+	fmt.Fprintf(b, " \\\n  }\n#define OT_BEGIN_KINDS 0x%016xull\n", begins)
+
 	b.WriteString("\n/* The event kinds of each domain, a bit per kind: the initializer of\n" +
 		" * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */\n")
 	for _, l := range lines {
