@@ -42,7 +42,7 @@ func TestReadKernelTotals(t *testing.T) {
 
 	data, _ := os.ReadFile(a)
 	cut := filepath.Join(dir, "cut.occatrace")
-	os.WriteFile(cut, data[:len(data)*3/4], 0o644)
+	os.WriteFile(cut, data[:len(data)-10], 0o644) // inside its last chunk
 	got, err = ReadKernelTotals([]string{a, cut}, analysis.Options{})
 	if err == nil || !strings.HasPrefix(err.Error(), cut+": ") || !strings.Contains(err.Error(), "offset") {
 		t.Errorf("error %v, want one naming cut.occatrace", err)
