@@ -58,10 +58,11 @@ func TestOCCAVersions(t *testing.T) {
 	}
 }
 
-// The nekRS layout under the adapter's build hook: the hook used to hold
-// the returned kernel in 24 bytes of its own stack while libocca wrote 128
-// there, and the program died at its first build. It must run, recorded,
-// with device times on too (the hooks that hold handles then: timing).
+// The nekRS layout under the adapter's build hook: libocca writes a
+// 128-byte kernel where the mirror's is 24 bytes, so a hook holding the
+// result at the mirror's size would have the program die at its first
+// build. It must run, recorded, with device times on too (the hooks that
+// hold handles then: timing).
 func TestNekRSLayoutDoesNotCrash(t *testing.T) {
 	v := variants[1]
 	for _, flags := range [][]string{nil, {"--device-time"}} {
