@@ -43,6 +43,16 @@ static inline void call_clear(occa_tools_call_t *call) {
   }
 }
 
+/* Enters the thread for a begin: NULL when it cannot (a call from inside
+ * another, from a signal handler), with the call marked lost so that its
+ * end is counted as dropped too. */
+static inline ot_thread *enter_begin(occa_tools_call_t *call, uint64_t lost) {
+  ot_thread *t = ot_enter();
+  if (OT_UNLIKELY(!t))
+    call->tool_data = lost;
+  return t;
+}
+
 /* Should a begin or instant of kind be recorded now? Takes from the budget. */
 static inline int want(ot_thread *t, unsigned kind, int selected) {
   return selected && ot_kind_on(kind) && ot_recording_event() && ot_budget_take(t);
@@ -95,11 +105,9 @@ void occa_tools_device_setup_begin(occa_tools_call_t *call, const char *mode,
   if (inactive() || !call)
     return;
   call_clear(call);
-  ot_thread *t = ot_enter();
-  if (!t) {
-    call->tool_data = LOST; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST);
+  if (!t)
     return;
-  }
   ot_obj *d = ot_device_new(mode, device_index, properties);
   if (d) {
     uint64_t rec = 0;
@@ -143,11 +151,9 @@ void occa_tools_memory_alloc_begin(occa_tools_call_t *call, occa_tools_data_t *d
   if (inactive() || !call)
     return;
   call_clear(call);
-  ot_thread *t = ot_enter();
-  if (!t) {
-    call->tool_data = LOST; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST);
+  if (!t)
     return;
-  }
   ot_obj *d = ot_device_of(device);
   ot_obj *m = ot_memory_new(d, bytes, tag);
   if (m) {
@@ -200,11 +206,9 @@ void occa_tools_memory_free_begin(occa_tools_call_t *call, occa_tools_data_t *me
   if (inactive() || !call)
     return;
   call_clear(call);
-  ot_thread *t = ot_enter();
-  if (!t) {
-    call->tool_data = LOST; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST);
+  if (!t)
     return;
-  }
   ot_obj *m = ot_memory_of(memory);
   if (m) {
     /* The slot is the source's: after this call nothing may reach m through it. */
@@ -241,11 +245,9 @@ void occa_tools_copy_begin(occa_tools_call_t *call, occa_tools_copy_direction_t 
   if (inactive() || !call)
     return;
   call_clear(call);
-  ot_thread *t = ot_enter();
-  if (!t) {
-    call->tool_data = LOST; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST);
+  if (!t)
     return;
-  }
   ot_obj *ms = ot_memory_of(src), *md = ot_memory_of(dst);
   int selected = (ms || md) ? ((ms && atomic_load(&ms->selected)) ||
                                (md && atomic_load(&md->selected)))
@@ -283,11 +285,9 @@ void occa_tools_build_begin(occa_tools_call_t *call, occa_tools_data_t *device, 
   if (inactive() || !call)
     return;
   call_clear(call);
-  ot_thread *t = ot_enter();
-  if (!t) {
-    call->tool_data = LOST; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST);
+  if (!t)
     return;
-  }
   ot_obj *d = ot_device_of(device);
   ot_obj *k = ot_kernel_new(name ? name : "<unknown kernel>", source_file, properties,
                             properties_hash, d);
@@ -349,11 +349,9 @@ void occa_tools_run_begin(occa_tools_call_t *call, occa_tools_data_t *kernel, co
   if (known && !atomic_load_explicit(&known->selected, memory_order_relaxed) &&
       !atomic_load_explicit(&known->windows, memory_order_relaxed) && ot_kernel_decided(known))
     return;
-  ot_thread *t = ot_enter();
-  if (OT_UNLIKELY(!t)) {
-    call->tool_data = LOST; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST);
+  if (OT_UNLIKELY(!t))
     return;
-  }
   ot_obj *d = ot_device_of(device);
   ot_obj *k = ot_kernel_of(kernel, name, d);
   if (OT_UNLIKELY(!k)) {
@@ -438,11 +436,9 @@ static void sync_begin(occa_tools_call_t *call, unsigned kind, occa_tools_data_t
   if (inactive() || !call)
     return;
   call_clear(call);
-  ot_thread *t = ot_enter();
-  if (!t) {
-    call->tool_data = LOST; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST);
+  if (!t)
     return;
-  }
   ot_obj *o = kind == OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN ? ot_stream_of(slot, NULL)
                                                            : ot_device_of(slot);
   if (want(t, kind, ot_obj_selected(o))) {
@@ -516,11 +512,9 @@ void occa_tools_mpi_begin(occa_tools_call_t *call, occa_tools_event_kind_t kind,
   call_clear(call);
   if (!mpi_valid((unsigned)kind, MPI_BEGINS, args, nargs, 1))
     return;
-  ot_thread *t = ot_enter();
-  if (!t) {
-    call->tool_data = LOST | (uint64_t)kind << KIND_SHIFT; /* counted: its end is counted too */
+  ot_thread *t = enter_begin(call, LOST | (uint64_t)kind << KIND_SHIFT);
+  if (!t)
     return;
-  }
   if (want(t, (unsigned)kind, 1)) {
     uint64_t a[OT_MAX_ARGS] = {0};
     memcpy(a + 1, args, nargs * sizeof *args);
