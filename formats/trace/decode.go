@@ -23,7 +23,7 @@ func (r *Reader) decodeEvent(e *Event) error {
 	if !ki.valid { // kind 0 is never valid
 		return fmt.Errorf("event %d: unknown event kind %d (the file's kind table has no such timed kind)", idx, k)
 	}
-	if head&flagS != 0 && !ki.hasRef || head&flagC != 0 && ki.corr < 0 {
+	if head&flagS != 0 && ki.refs == 0 || head&flagC != 0 && ki.corr < 0 {
 		return fmt.Errorf("event %d (%v): flags %#02x do not apply to this kind", idx, k, head&^kindMask)
 	}
 	delta, i, ok := uvarint(raw, i+1)

@@ -173,7 +173,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 				prev[j/8] = v
 			}
 		}
-		same := ki.hasRef && differ&ki.refs == 0
+		same := ki.refs != 0 && differ&ki.refs == 0
 		h := i
 		head := byte(k)
 		i = putUvarint(buf, i+1, delta)

@@ -268,17 +268,16 @@ func checkCompatible(descs []KindDesc) error {
 
 // kindInfo is a kind table entry flattened for the encoder and decoder loops.
 type kindInfo struct {
-	valid  bool
-	begin  bool   // enter half of a pair: its C flag means prev+1 (FORMAT.md §5)
-	hasRef bool   // has arguments covered by the S flag
-	text   bool   // a text follows the arguments (defs)
-	n      int8   // number of arguments
-	keep   int8   // arguments kept in Event.Args and Def.Args: min(n, MaxArgs)
-	corr   int8   // index of the ArgCorr argument, -1 when none
-	flatN  int8   // n for a timed kind AddFlat encodes (n <= MaxArgs), else -1
-	refs   uint16 // bit j: argument j is covered by the S flag (the encoder's)
-	times  uint16 // bit j: argument j is an ArgTime
-	types  [maxTableArgs]ArgType
+	valid bool
+	begin bool   // enter half of a pair: its C flag means prev+1 (FORMAT.md §5)
+	text  bool   // a text follows the arguments (defs)
+	n     int8   // number of arguments
+	keep  int8   // arguments kept in Event.Args and Def.Args: min(n, MaxArgs)
+	corr  int8   // index of the ArgCorr argument, -1 when none
+	flatN int8   // n for a timed kind AddFlat encodes (n <= MaxArgs), else -1
+	refs  uint16 // bit j: argument j is covered by the S flag; 0: the kind takes no S flag
+	times uint16 // bit j: argument j is an ArgTime
+	types [maxTableArgs]ArgType
 }
 
 // kindTab is one kindInfo per kind number.
@@ -305,7 +304,6 @@ func buildTab(descs []KindDesc) *kindTab {
 			case ArgTime:
 				ki.times |= 1 << j
 			default:
-				ki.hasRef = true
 				ki.refs |= 1 << j
 			}
 		}
