@@ -80,6 +80,15 @@ test: all test-programs check-header
 	$(MAKE) tsan bench-repro
 	tests/python/run.sh $(BUILD)
 
+# Spark (spark.read.parquet, default settings) reads convert's Parquet
+# dataset and agrees with the summary (tests/python/test_spark.py). pyspark
+# is a source package and needs a JRE (Debian: openjdk-17-jre-headless), so
+# `make test` does not run this: pip install pyspark, then make test-spark.
+.PHONY: test-spark
+test-spark: all test-programs
+	@python3 -c 'import pyspark' 2>/dev/null || { echo "test-spark: no pyspark: python3 -m pip install pyspark (and a JRE: apt-get install openjdk-17-jre-headless)"; exit 2; }
+	python3 -m pytest -q tests/python/test_spark.py
+
 # The OCCA adapter against a real OCCA installation (OCCA_DIR=/path/to/occa;
 # OCCA is in no package registry, so CI cannot run this): small OCCA
 # programs (tests/occa/programs) in Serial, OpenMP and OpenCL (when OCCA has

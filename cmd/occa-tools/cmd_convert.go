@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,37 +16,46 @@ import (
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/chrome"
 	"github.com/libocca/occa-tools/formats/csv"
+	"github.com/libocca/occa-tools/formats/omp"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
+	"github.com/libocca/occa-tools/formats/table"
 )
 
 var cmdConvert = &Command{
-	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-salvage] [-j n] [-progress] trace|rundir...",
-	Short:     "convert traces to Parquet, CSV (pandas, DuckDB), Perfetto or Chrome JSON (timelines)",
+	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-shard i/n] [-force] [-salvage] [-j n] [-progress] trace|rundir...",
+	Short:     "convert traces to Parquet, CSV (pandas, DuckDB, polars, Dask, Spark), Perfetto or Chrome JSON (timelines)",
 	Long: `
 Convert reads traces (files, or a run directory holding every rank's
-*.occatrace) and writes one table file per trace into the output
-directory, plus _processes.csv describing each process (rank, host, pid,
-command line, config used, event and drop counts).
+*.occatrace) and writes one file per trace and table into the output
+directory, each table in its own subdirectory, and the process table
+(rank, host, pid, command line, config used, event and drop counts) in
+processes/.
 
 Begin/end pairs become one row with a start and a duration; a kernel
 launch carries its device-side start and duration where the trace has
 them; every other event kind has its own rows. The columns, their types
 and the epoch are documented in formats/parquet/SCHEMA.md.
 
-  -to parquet   events-rankNNNNN.parquet, zstd, row groups of at most 1 M
-                rows; the schema version and process description are in
-                each file's key-value metadata. Read the whole run as one
-                table with pandas.read_parquet("DIR") or DuckDB
-                read_parquet('DIR/*.parquet').
-  -to csv       events-rankNNNNN.csv, RFC 4180, a header row, the same
-                columns (times as integer unix ns).
+  -to parquet   events/rank=N/events.parquet, zstd, row groups of at most
+                1 M rows; the schema version and process description are
+                in each file's key-value metadata. events/ is one table
+                for every engine with default settings: pandas and Dask
+                read_parquet("DIR/events"), polars scan_parquet, Spark
+                spark.read.parquet, DuckDB read_parquet('DIR/events/*/*');
+                the rank=N directories (hive partitions) let a query on
+                some ranks skip the other ranks' files. Times are
+                timestamps to the µs (start) with the exact unix ns beside
+                them (start_ns). processes/part-I-of-N.parquet.
+  -to csv       events/events-rankNNNNN.csv, RFC 4180, a header row, the
+                same columns (rank included; times as ISO 8601 text to
+                the µs beside the exact unix ns). processes/part-I-of-N.csv.
                 A trace with OpenMP events also gets, with parquet and
-                csv, _openmp/openmp-rankNNNNN (the OpenMP regions, tasks
-                and their ids) and _openmp/dependences-rankNNNNN (task
-                dependence edges); read them with their own glob, e.g.
-                read_parquet('DIR/_openmp/openmp-*.parquet').
-  -to perfetto  trace.perfetto-trace for ui.perfetto.dev: a process per
+                csv, the tables openmp/ (the OpenMP regions, tasks and
+                their ids) and dependences/ (task dependence edges), laid
+                out as events/.
+  -to perfetto  trace.perfetto-trace (a shard's: trace-I-of-N.perfetto-
+                trace) for ui.perfetto.dev: a process per
                 rank, thread tracks with API calls, builds and regions as
                 slices, a track per device with a track per stream,
                 overlapping work on sibling lanes, flows from launches to
@@ -67,7 +77,13 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 (formats/chrome).
 
 Traces are converted in parallel (-j, default: the number of CPUs), each
-streamed in bounded memory. On a terminal a progress line is shown on
+streamed in bounded memory. -shard i/n converts the traces of the ranks
+that are i modulo n, so that n jobs (on n nodes) share a run; they write
+into one directory without overwriting each other (processes/ gets a
+part per shard). Under srun or mpirun without -shard, i and n are the
+launcher's rank and size (the variables the runtime reads), said on
+stderr. Convert does not overwrite: a file it would write that exists
+already (an earlier conversion) is an error, unless -force. On a terminal a progress line is shown on
 stderr. A damaged trace is an error naming the file and offset (its rows
 before the damage are still written); with -salvage its damaged parts are
 skipped and the rest converted.
@@ -80,6 +96,8 @@ var (
 	convertSalvage  = cmdConvert.Flag.Bool("salvage", false, "skip damaged chunks and convert the rest")
 	convertJobs     = cmdConvert.Flag.Int("j", 0, "traces converted at once (0: number of CPUs)")
 	convertProgress = cmdConvert.Flag.String("progress", "auto", "progress line on stderr: auto (when a terminal), on, off")
+	convertShard    = cmdConvert.Flag.String("shard", "", "convert shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")
+	convertForce    = cmdConvert.Flag.Bool("force", false, "replace the files of an earlier conversion into the same directory")
 )
 
 func init() { cmdConvert.Run = runConvert }
@@ -92,27 +110,49 @@ type rankWriter interface {
 
 // outputs lists the formats of convert, one row each.
 var outputs = []struct {
-	name   string
-	ext    string
+	name string
+	// path is where a trace's file goes in the output directory (the
+	// events table's, for tables); dup numbers the traces of one rank.
+	path   func(rank int64, dup int) string
 	create func(path string, p *analysis.Process, index int) (rankWriter, error)
 	window int // analysis.Options.Window
+	// processes is the extension of the process table's parts.
+	processes string
+	// tables: a trace with OpenMP events also gets the OpenMP tables,
+	// beside its events table (omp.TablePath).
+	tables bool
 	// finish, when set, runs after every trace is written, with their files.
-	finish func(env *Env, dir string, files []string) error
+	finish func(env *Env, dir string, part shard, files []string) error
 }{
-	{name: "parquet", ext: ".parquet", create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return parquet.Create(path, p) }},
-	{name: "csv", ext: ".csv", create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
-	{name: "perfetto", ext: ".perfetto-trace", window: perfetto.PairWindow, finish: joinPerfetto,
+	{name: "parquet", processes: ".parquet", tables: true,
+		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".parquet", true) },
+		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return parquet.Create(path, p) }},
+	{name: "csv", processes: ".csv", tables: true,
+		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv", false) },
+		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
+	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto,
+		path: func(rank int64, dup int) string { return table.FileName(rank, dup, ".perfetto-trace") },
 		create: func(path string, p *analysis.Process, i int) (rankWriter, error) {
 			return perfetto.Create(path, p, uint32(i+1))
 		}},
-	{name: "chrome", ext: ".json", create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
+	{name: "chrome", processes: ".csv",
+		path:   func(rank int64, dup int) string { return table.FileName(rank, dup, ".json") },
+		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
+}
+
+// joinedPerfetto names the joined Perfetto trace of a shard.
+func joinedPerfetto(part shard) string {
+	if part.n == 1 {
+		return "trace.perfetto-trace"
+	}
+	return fmt.Sprintf("trace-%05d-of-%05d.perfetto-trace", part.i, part.n)
 }
 
 // joinPerfetto concatenates the per-trace Perfetto files into one
 // trace.perfetto-trace (a Perfetto trace is a sequence of packets, so
 // concatenated traces are one trace) unless that would pass 2 GiB, which
 // protobuf parsers and the UI cannot load; then the files stay split.
-func joinPerfetto(env *Env, dir string, files []string) error {
+func joinPerfetto(env *Env, dir string, part shard, files []string) error {
 	var total int64
 	for _, f := range files {
 		st, err := os.Stat(f)
@@ -127,7 +167,7 @@ func joinPerfetto(env *Env, dir string, files []string) error {
 		}
 		return nil
 	}
-	joined := filepath.Join(dir, "trace.perfetto-trace")
+	joined := filepath.Join(dir, joinedPerfetto(part))
 	if len(files) == 1 { // one rank: nothing to join
 		return os.Rename(files[0], joined)
 	}
@@ -177,16 +217,35 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		return usagef("no traces given")
 	}
 	o := outputs[out]
-	paths, err := analysis.Expand(args)
+	part, err := pickShard(*convertShard, os.Environ())
 	if err != nil {
 		return err
 	}
-	hdrs, err := readHeaders(paths)
+	all, err := analysis.Expand(args)
 	if err != nil {
 		return err
 	}
-	fileNames := rankFileNames(hdrs, o.ext)
-	if err := os.MkdirAll(*convertOut, 0o755); err != nil {
+	allHdrs, err := readHeaders(all)
+	if err != nil {
+		return err
+	}
+	allFiles := rankPaths(allHdrs, o.path)
+	var paths, fileNames []string
+	var index []int // each picked input's position among all inputs
+	for _, i := range part.pick(allHdrs, env.Stderr, "convert") {
+		paths, fileNames, index = append(paths, all[i]), append(fileNames, allFiles[i]), append(index, i)
+	}
+	processes := table.PartPath(analysis.Processes.Name, part.i, part.n, o.processes)
+	want := append(slices.Clone(fileNames), processes)
+	for _, f := range fileNames {
+		if o.tables {
+			want = append(want, omp.TablePath(f, omp.TableRows), omp.TablePath(f, omp.TableDependences))
+		}
+	}
+	if o.finish != nil {
+		want = append(want, joinedPerfetto(part))
+	}
+	if err := claimOutputs(*convertOut, want, part); err != nil {
 		return err
 	}
 
@@ -209,11 +268,11 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			Open: func(p *analysis.Process) error {
 				files[i] = filepath.Join(*convertOut, fileNames[i])
 				var err error
-				w, err = o.create(files[i], p, i)
+				w, err = o.create(files[i], p, index[i])
 				return err
 			}}
 		sink := func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) }
-		res, err := analysis.Read(paths[i], i, opts, sink)
+		res, err := analysis.Read(paths[i], index[i], opts, sink)
 		if st, e := os.Stat(paths[i]); e == nil {
 			offsets[i].Store(0)
 			done.Add(st.Size())
@@ -248,7 +307,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 				written = append(written, f)
 			}
 		}
-		if err := o.finish(env, *convertOut, written); err != nil {
+		if err := o.finish(env, *convertOut, part, written); err != nil {
 			return err
 		}
 	}
@@ -258,7 +317,25 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			list = append(list, infos[i])
 		}
 	}
-	f, err := os.Create(filepath.Join(*convertOut, csv.ProcessesFile))
+	if err := writeProcesses(filepath.Join(*convertOut, processes), list); err != nil {
+		return err
+	}
+	if failed {
+		return errSilent
+	}
+	return nil
+}
+
+// writeProcesses writes the process table's part at path, as Parquet or
+// CSV after its extension.
+func writeProcesses(path string, list []analysis.ProcessInfo) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if filepath.Ext(path) == ".parquet" {
+		return parquet.WriteProcesses(path, list)
+	}
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
@@ -267,10 +344,39 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		err = e
 	}
 	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// claimOutputs makes the output directory and checks that nothing convert
+// is about to write is there already: a second conversion into one
+// directory would otherwise replace some files and leave others of the
+// first (its other ranks, its OpenMP tables), a dataset that is neither.
+// With -force the files are removed first. A process table written in
+// another number of shards cannot be told apart from this run's, so it is
+// an error even with -force. want: the paths, relative to dir.
+func claimOutputs(dir string, want []string, part shard) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if failed {
-		return errSilent
+	parts, _ := filepath.Glob(filepath.Join(dir, analysis.Processes.Name, "part-*-of-*"))
+	for _, p := range parts {
+		if !strings.Contains(filepath.Base(p), fmt.Sprintf("-of-%05d.", part.n)) {
+			return fmt.Errorf("%s holds %s, from a conversion in another number of shards than %d: convert into a fresh directory (-o)", dir, p, part.n)
+		}
+	}
+	for _, f := range want {
+		path := filepath.Join(dir, f)
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		if !*convertForce {
+			return fmt.Errorf("%s exists, from an earlier conversion: convert into a fresh directory (-o), or give -force to replace what this conversion writes", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	encsv "encoding/csv"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,12 +46,12 @@ func TestConvertCSV(t *testing.T) {
 	if st := run([]string{"convert", "-to", "csv", "-o", out, filepath.Join(dir, "run")}, &Env{Stdout: &so, Stderr: &se}); st != 0 {
 		t.Fatalf("status %d: %s", st, se.String())
 	}
-	for _, name := range []string{"events-rank00003.csv", "events-rank00003-1.csv", "_processes.csv"} {
+	for _, name := range []string{"events/events-rank00003.csv", "events/events-rank00003-1.csv", "processes/part-00000-of-00001.csv"} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == "_processes.csv" {
+		if strings.HasPrefix(name, "processes/") {
 			b = []byte(strings.ReplaceAll(string(b), dir, "$DIR"))
 			name = "convert-processes.csv"
 		} else if strings.Contains(name, "-1") {
@@ -93,5 +97,143 @@ func TestConvertLeftOut(t *testing.T) {
 	want := "occa-tools convert: " + in + ": 3 slices overlapped, without nesting, the slices of 256 lanes of their track and were left out of the Perfetto trace; -to csv or parquet keeps every row\n"
 	if se.String() != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", se.String(), want)
+	}
+}
+
+// shardRun writes a run directory of eight traces, ranks 1 to 7 and a
+// second process of rank 3, and returns it.
+func shardRun(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "run")
+	os.MkdirAll(dir, 0o755)
+	for i, o := range []tracetest.SmallOptions{{Rank: 1}, {Rank: 2}, {}, {PID: 4243}, {Rank: 4}, {Rank: 5}, {Rank: 6}, {Rank: 7}} {
+		var b bytes.Buffer
+		if err := tracetest.WriteSmall(&b, o); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("t%d.occatrace", i)), b.Bytes(), 0o644)
+	}
+	return dir
+}
+
+// files lists the files under dir, relative to it, sorted.
+func files(t *testing.T, dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out
+}
+
+// Shards of a run convert into one directory: every rank's file exactly
+// once, byte for byte what the unsharded conversion writes, and a
+// process-table part per shard holding its traces.
+func TestConvertShards(t *testing.T) {
+	runDir := shardRun(t)
+	whole := filepath.Join(t.TempDir(), "whole")
+	sharded := filepath.Join(t.TempDir(), "sharded")
+	convert := func(out string, args ...string) string {
+		var so, se strings.Builder
+		if st := run(append(append([]string{"convert", "-to", "csv", "-o", out}, args...), runDir), &Env{Stdout: &so, Stderr: &se}); st != 0 {
+			t.Fatalf("%v: status %d: %s", args, st, se.String())
+		}
+		return se.String()
+	}
+	convert(whole)
+	for _, i := range []int{2, 0, 1} {
+		convert(sharded, "-shard", fmt.Sprintf("%d/3", i))
+	}
+	wantFiles := []string{"events/events-rank00001.csv", "events/events-rank00002.csv", "events/events-rank00003-1.csv",
+		"events/events-rank00003.csv", "events/events-rank00004.csv", "events/events-rank00005.csv", "events/events-rank00006.csv",
+		"events/events-rank00007.csv"}
+	if got := files(t, whole); !slices.Equal(got, append(slices.Clone(wantFiles), "processes/part-00000-of-00001.csv")) {
+		t.Errorf("unsharded: %q", got)
+	}
+	got := files(t, sharded)
+	if want := append(slices.Clone(wantFiles), "processes/part-00000-of-00003.csv", "processes/part-00001-of-00003.csv",
+		"processes/part-00002-of-00003.csv"); !slices.Equal(got, want) {
+		t.Fatalf("sharded: %q, want %q", got, want)
+	}
+	for _, f := range wantFiles {
+		a, _ := os.ReadFile(filepath.Join(whole, f))
+		b, _ := os.ReadFile(filepath.Join(sharded, f))
+		if !bytes.Equal(a, b) || len(a) == 0 {
+			t.Errorf("%s: sharded %d bytes differ from unsharded %d", f, len(b), len(a))
+		}
+	}
+	// Shard i has the ranks that are i modulo 3, in input order.
+	for i, want := range []string{"3 3 6", "1 4 7", "2 5"} {
+		f, _ := os.Open(filepath.Join(sharded, fmt.Sprintf("processes/part-%05d-of-00003.csv", i)))
+		rows, err := encsv.NewReader(f).ReadAll()
+		f.Close()
+		var ranks []string
+		for _, r := range rows[1:] {
+			ranks = append(ranks, r[0])
+		}
+		if err != nil || strings.Join(ranks, " ") != want {
+			t.Errorf("part %d: ranks %q, %v; want %s", i, ranks, err, want)
+		}
+	}
+}
+
+// Convert does not overwrite an earlier conversion unless -force, and
+// refuses a directory holding a conversion in another number of shards.
+func TestConvertOverwrite(t *testing.T) {
+	runDir := shardRun(t)
+	out := filepath.Join(t.TempDir(), "out")
+	convert := func(args ...string) (int, string) {
+		var so, se strings.Builder
+		st := run(append(append([]string{"convert", "-to", "parquet", "-o", out}, args...), runDir), &Env{Stdout: &so, Stderr: &se})
+		return st, se.String()
+	}
+	if st, se := convert("-shard", "1/3"); st != 0 {
+		t.Fatalf("status %d: %s", st, se)
+	}
+	st, se := convert("-shard", "1/3")
+	if want := filepath.Join(out, "events", "rank=1", "events.parquet") + " exists, from an earlier conversion: convert into a fresh directory (-o), or give -force"; st != 1 || !strings.Contains(se, want) {
+		t.Errorf("again: status %d, %q, want 1 and %q", st, se, want)
+	}
+	if st, se := convert("-shard", "1/3", "-force"); st != 0 {
+		t.Errorf("-force: status %d: %s", st, se)
+	}
+	st, se = convert()
+	if want := "holds " + filepath.Join(out, "processes", "part-00001-of-00003.parquet") + ", from a conversion in another number of shards than 1"; st != 1 || !strings.Contains(se, want) {
+		t.Errorf("unsharded after sharded: status %d, %q, want 1 and %q", st, se, want)
+	}
+}
+
+// The shard comes from -shard, else from the launcher's rank and size, else
+// it is the whole run; a malformed -shard is a usage error.
+func TestPickShard(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		env  []string
+		want shard
+		err  string
+	}{
+		{"", nil, wholeRun, ""},
+		{"", []string{"SLURM_PROCID=3", "SLURM_NTASKS=8"}, shard{3, 8, "SLURM_PROCID"}, ""},
+		{"", []string{"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=1"}, wholeRun, ""},
+		{"2/4", []string{"SLURM_PROCID=3", "SLURM_NTASKS=8"}, shard{2, 4, "-shard"}, ""},
+		{"0/1", nil, shard{0, 1, "-shard"}, ""},
+		{"4/4", nil, shard{}, `-shard "4/4": want i/n with 0 <= i < n`},
+		{"-1/4", nil, shard{}, "want i/n"},
+		{"1", nil, shard{}, "want i/n"},
+		{"1/0", nil, shard{}, "want i/n"},
+		{"a/b", nil, shard{}, "want i/n"},
+	} {
+		got, err := pickShard(c.flag, c.env)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %v, want %q", c.flag, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q %q: %+v, %v; want %+v", c.flag, c.env, got, err, c.want)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -79,23 +78,16 @@ func readHeaders(paths []string) ([]*trace.Header, error) {
 	return hdrs, nil
 }
 
-// rankFileNames names each input's output file after its rank (the input's
-// position for a trace without one, as analysis.Read numbers it), in input
-// order, so that two traces of one rank get the same names in every run.
-func rankFileNames(hdrs []*trace.Header, ext string) []string {
+// rankPaths places each input's output file (path) after its rank
+// (rankOf), numbering the traces of one rank in input order, so that they
+// get the same names in every run and every shard.
+func rankPaths(hdrs []*trace.Header, path func(rank int64, dup int) string) []string {
 	names := make([]string, len(hdrs))
-	used := make(map[string]bool, len(hdrs))
+	dups := make(map[int64]int, len(hdrs))
 	for i, h := range hdrs {
-		rank := int64(i)
-		if h != nil && h.Rank >= 0 {
-			rank = h.Rank
-		}
-		name := table.FileName(rank, 0, ext)
-		for k := 1; used[name]; k++ { // two traces of one rank
-			name = table.FileName(rank, k, ext)
-		}
-		used[name] = true
-		names[i] = name
+		rank := rankOf(h, i)
+		names[i] = path(rank, dups[rank])
+		dups[rank]++
 	}
 	return names
 }

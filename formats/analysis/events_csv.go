@@ -24,6 +24,8 @@ func appendEventsCSV(b []byte, r *Record) []byte {
 	b = append(b, ',')
 	b = table.AppendField(b, r.Name)
 	b = append(b, ',')
+	b = table.AppendTime(b, r.StartTime)
+	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Start), 10)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Duration), 10)
@@ -51,6 +53,10 @@ func appendEventsCSV(b []byte, r *Record) []byte {
 	b = table.AppendField(b, r.Dir)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Aux), 10)
+	b = append(b, ',')
+	if r.DevStartTime != 0 {
+		b = table.AppendTime(b, r.DevStartTime)
+	}
 	b = append(b, ',')
 	if r.DevStart != 0 {
 		b = strconv.AppendInt(b, int64(r.DevStart), 10)

@@ -5,27 +5,27 @@ import (
 )
 
 // ProcessInfo describes one process (trace file) for the metadata table of
-// the outputs (_processes.csv, and the Parquet key-value metadata).
+// the outputs (the process table, and the Parquet key-value metadata).
 type ProcessInfo struct {
-	Rank        int64    `json:"rank"`
-	Host        string   `json:"host"`
-	PID         int64    `json:"pid"`
-	PPID        int64    `json:"ppid"`
-	WorldSize   int64    `json:"world_size"`
-	RankSource  string   `json:"rank_source"`
-	Executable  string   `json:"executable"`
-	Cmdline     []string `json:"cmdline"`
-	ToolVersion string   `json:"tool_version"`
-	ConfigPath  string   `json:"config_path"`
-	ConfigText  string   `json:"config_text"`
-	ClockSource string   `json:"clock_source"`
-	WallStart   int64    `json:"wall_start_ns"`
-	MonoStart   int64    `json:"mono_start_ns"`
-	Trace       string   `json:"trace"`
-	Events      uint64   `json:"events"`
-	Dropped     uint64   `json:"dropped"`
-	Complete    bool     `json:"complete"`
-	Damaged     int      `json:"damaged_parts"`
+	Rank        int64    `json:"rank" parquet:"rank"`
+	Host        string   `json:"host" parquet:"host"`
+	PID         int64    `json:"pid" parquet:"pid"`
+	PPID        int64    `json:"ppid" parquet:"ppid"`
+	WorldSize   int64    `json:"world_size" parquet:"world_size"`
+	RankSource  string   `json:"rank_source" parquet:"rank_source"`
+	Executable  string   `json:"executable" parquet:"executable"`
+	Cmdline     []string `json:"cmdline" parquet:"cmdline,list"`
+	ToolVersion string   `json:"tool_version" parquet:"tool_version"`
+	ConfigPath  string   `json:"config_path" parquet:"config_path"`
+	ConfigText  string   `json:"config_text" parquet:"config_text"`
+	ClockSource string   `json:"clock_source" parquet:"clock_source"`
+	WallStart   int64    `json:"wall_start_ns" parquet:"wall_start_ns"`
+	MonoStart   int64    `json:"mono_start_ns" parquet:"mono_start_ns"`
+	Trace       string   `json:"trace" parquet:"trace"`
+	Events      uint64   `json:"events" parquet:"events"`
+	Dropped     uint64   `json:"dropped" parquet:"dropped"`
+	Complete    bool     `json:"complete" parquet:"complete"`
+	Damaged     int      `json:"damaged_parts" parquet:"damaged_parts"`
 }
 
 // Info describes p; res (nil while the trace is still being read) adds the
@@ -44,8 +44,10 @@ func Info(p *Process, res *Result) ProcessInfo {
 	return i
 }
 
-// Processes is the process table, _processes.csv (formats/table); the
-// Parquet files carry the same fields as JSON metadata.
+// Processes is the process table, a row per trace (formats/table): its
+// own files, processes/part-*-of-*.parquet or .csv, in a convert output
+// directory; each Parquet file of the other tables carries its trace's row
+// as JSON metadata too.
 var Processes = table.Table[ProcessInfo]{Name: "processes", Columns: []table.Column{
 	{Name: "rank", Field: "Rank", Type: table.Int64, Doc: "MPI rank (or input index)"},
 	{Name: "host", Field: "Host", Type: table.String, Doc: "host name"},
@@ -54,7 +56,7 @@ var Processes = table.Table[ProcessInfo]{Name: "processes", Columns: []table.Col
 	{Name: "world_size", Field: "WorldSize", Type: table.Int64, Doc: "MPI world size, 0 unknown"},
 	{Name: "rank_source", Field: "RankSource", Type: table.String, Doc: "where the rank came from (the launcher's variable)"},
 	{Name: "executable", Field: "Executable", Type: table.String, Doc: "the program"},
-	{Name: "cmdline", Field: "Cmdline", Type: table.JSON, Doc: "the command line, a JSON array"},
+	{Name: "cmdline", Field: "Cmdline", Type: table.JSON, Doc: "the command line: a list (CSV: a JSON array)"},
 	{Name: "tool_version", Field: "ToolVersion", Type: table.String, Doc: "the occa-tools version that wrote the trace"},
 	{Name: "config_path", Field: "ConfigPath", Type: table.String, Doc: "the config file used"},
 	{Name: "config_text", Field: "ConfigText", Type: table.String, Doc: "the config used"},

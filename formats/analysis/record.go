@@ -8,50 +8,53 @@ import (
 // SchemaVersion is the version of the table layout of Record, which the
 // Parquet and CSV outputs write (formats/parquet/SCHEMA.md). A minor version
 // adds columns; a major version changes or removes one.
-const SchemaVersion = "1.0"
+const SchemaVersion = "2.0"
 
 // Record is one output row of the events table: a Row flattened with its
 // process and names resolved. Its fields are the columns of Events, in
 // order; their tags, which parquet-go reads, are Events' ParquetTags
 // (TestTables checks both).
 type Record struct {
-	Rank     int32  `parquet:"rank"`
-	Host     string `parquet:"host,dict"`
-	PID      int64  `parquet:"pid"`
-	Thread   int32  `parquet:"thread"`
-	TID      int64  `parquet:"tid"`
-	Kind     string `parquet:"kind,dict"`
-	Name     string `parquet:"name,dict"`
-	Start    int64  `parquet:"start,timestamp(nanosecond:utc)"`
-	Duration int64  `parquet:"duration_ns"`
-	Status   int32  `parquet:"status"`
-	Corr     int64  `parquet:"correlation_id"`
-	Device   string `parquet:"device,dict"`
-	DeviceID int64  `parquet:"device_id"`
-	Stream   int64  `parquet:"stream"`
-	Kernel   int64  `parquet:"kernel_id"`
-	Memory   int64  `parquet:"memory"`
-	Src      int64  `parquet:"src_memory"`
-	Dst      int64  `parquet:"dst_memory"`
-	Bytes    int64  `parquet:"bytes"`
-	Dir      string `parquet:"direction,dict"`
-	Aux      int64  `parquet:"aux"`
-	// DevStart is null (0 in Go) when the launch has no device time.
-	DevStart int64 `parquet:"device_start,optional,timestamp(nanosecond:utc)"`
-	DevDur   int64 `parquet:"device_duration_ns"`
+	Rank      int32  `parquet:"-"` // the rank=N directory
+	Host      string `parquet:"host,dict"`
+	PID       int64  `parquet:"pid"`
+	Thread    int32  `parquet:"thread"`
+	TID       int64  `parquet:"tid"`
+	Kind      string `parquet:"kind,dict"`
+	Name      string `parquet:"name,dict"`
+	StartTime int64  `parquet:"start,timestamp(microsecond:utc)"` // unix µs
+	Start     int64  `parquet:"start_ns"`
+	Duration  int64  `parquet:"duration_ns"`
+	Status    int32  `parquet:"status"`
+	Corr      int64  `parquet:"correlation_id"`
+	Device    string `parquet:"device,dict"`
+	DeviceID  int64  `parquet:"device_id"`
+	Stream    int64  `parquet:"stream"`
+	Kernel    int64  `parquet:"kernel_id"`
+	Memory    int64  `parquet:"memory"`
+	Src       int64  `parquet:"src_memory"`
+	Dst       int64  `parquet:"dst_memory"`
+	Bytes     int64  `parquet:"bytes"`
+	Dir       string `parquet:"direction,dict"`
+	Aux       int64  `parquet:"aux"`
+	// DevStart(Time) are null (0 in Go) when the launch has no device time.
+	DevStartTime int64 `parquet:"device_start,optional,timestamp(microsecond:utc)"` // unix µs
+	DevStart     int64 `parquet:"device_start_ns,optional"`
+	DevDur       int64 `parquet:"device_duration_ns"`
 }
 
 // Events is the events table: Record's columns, in order. The CSV and
 // Parquet writers and SCHEMA.md derive from it (formats/table).
 var Events = table.Table[Record]{Name: "events", Append: appendEventsCSV, Columns: []table.Column{
-	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "MPI rank (or input index)"},
+	{Name: "rank", Field: "Rank", Type: table.Int32, Partition: true, Doc: "MPI rank (or input index)"},
 	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "host name"},
 	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "process id"},
 	{Name: "thread", Field: "Thread", Type: table.Int32, Doc: "thread index in the trace"},
 	{Name: "tid", Field: "TID", Type: table.Int64, Doc: "OS thread id (0 when unknown)"},
 	{Name: "kind", Field: "Kind", Type: table.String, Dict: true, Doc: "row kind (above)"},
 	{Name: "name", Field: "Name", Type: table.String, Dict: true, Doc: "kernel, region, marker, tag, ..."},
-	{Name: "start", Field: "Start", Type: table.Time, Unit: "unix ns", Doc: "start"},
+	{Name: "start", Field: "StartTime", Type: table.Time, Unit: "unix µs", Doc: "start, to the µs: a timestamp every engine reads"},
+	{Name: "start_ns", Field: "Start", Type: table.Int64, Unit: "unix ns", Doc: "start, exact"},
 	{Name: "duration_ns", Field: "Duration", Type: table.Int64, Unit: "ns", Doc: "length; 0 instants; -1 unpaired"},
 	{Name: "status", Field: "Status", Type: table.Int32, Doc: "0 ok, 1 failed"},
 	{Name: "correlation_id", Field: "Corr", Type: table.Int64, Doc: "correlation id of the pair"},
@@ -65,9 +68,19 @@ var Events = table.Table[Record]{Name: "events", Append: appendEventsCSV, Column
 	{Name: "bytes", Field: "Bytes", Type: table.Int64, Unit: "bytes", Doc: "bytes; events lost for `dropped`"},
 	{Name: "direction", Field: "Dir", Type: table.String, Dict: true, Doc: "`H2D`, `D2H`, `D2D`, `H2H` for copies, \"\" otherwise"},
 	{Name: "aux", Field: "Aux", Type: table.Int64, Doc: "kind-specific (above)"},
-	{Name: "device_start", Field: "DevStart", Type: table.Time, Null: true, Unit: "unix ns", Doc: "device-side start"},
+	{Name: "device_start", Field: "DevStartTime", Type: table.Time, Null: true, Unit: "unix µs", Doc: "device-side start, to the µs"},
+	{Name: "device_start_ns", Field: "DevStart", Type: table.Int64, Null: true, Unit: "unix ns", Doc: "device-side start, exact"},
 	{Name: "device_duration_ns", Field: "DevDur", Type: table.Int64, Unit: "ns", Doc: "device-side length; -1 when none"},
 }}
+
+// Micros is unix ns ns as the µs of a table.Time column, rounded down.
+func Micros(ns int64) int64 {
+	us := ns / 1000
+	if ns%1000 < 0 {
+		us--
+	}
+	return us
+}
 
 // Flattener turns rows of one process into Records, caching names.
 type Flattener struct {
@@ -129,7 +142,9 @@ func (f *Flattener) Flatten(rec *Record, r *Row) {
 		}
 	}
 	rec.TID = tid
+	rec.StartTime = Micros(rec.Start)
 	if r.DevDur >= 0 && r.DevStart != 0 {
 		rec.DevStart = p.WallTime(r.DevStart)
+		rec.DevStartTime = Micros(rec.DevStart)
 	}
 }

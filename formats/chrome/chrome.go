@@ -38,7 +38,7 @@
 // about a quarter of a microsecond of a unix "ts" (2^53 ns is 104 days),
 // while "dur" stays exact; the file's digits are exact.
 //
-// otherData holds the process row of _processes.csv (analysis.ProcessInfo)
+// otherData holds the process row of the process table (analysis.ProcessInfo)
 // under "process".
 package chrome
 

@@ -1,12 +1,13 @@
 // Package csv writes the analysis's rows as CSV (RFC 4180: comma-separated, CRLF
 // line ends, fields quoted when they hold a comma, a quote, CR or LF, quotes
 // doubled): a header row, then the columns of the Parquet schema
-// (formats/parquet/SCHEMA.md) in the same order. Times (start,
-// device_start) are unix ns as integers; device_start is empty when the
-// launch has no device time. The process table (_processes.csv) is written
-// by WriteProcesses. A trace with OpenMP rows also gets the OpenMP tables
-// (omp.Record, omp.EdgeRecord) in the omp.Dir subdirectory, with the same
-// columns as their Parquet files (created empty when unknown).
+// (formats/parquet/SCHEMA.md) in the same order: timestamps (start,
+// device_start) as ISO 8601 UTC text to the µs, their exact unix ns in the
+// *_ns columns; device_start is empty when the launch has no device time.
+// The process table is written by WriteProcesses. A trace with OpenMP rows
+// also gets the OpenMP tables (omp.Record, omp.EdgeRecord) beside its
+// events table (omp.TablePath), with the same columns as their Parquet
+// files (created empty when unknown).
 package csv
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
@@ -42,6 +44,9 @@ type ompTables struct {
 
 // Create makes the file at path for process p and writes the header row.
 func Create(path string, p *analysis.Process) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -141,14 +146,9 @@ func (t *ompTables) close(res *analysis.Result) error {
 	return nil
 }
 
-// ProcessesFile is the name of the process table in an output directory. Its
-// leading underscore makes pyarrow (pandas.read_parquet) skip it, and it
-// does not match DuckDB's *.parquet globs.
-const ProcessesFile = "_processes.csv"
-
 // WriteProcesses writes the process table (analysis.Processes). It quotes
 // with encoding/csv, which also quotes a field that starts with a space,
-// as _processes.csv always has.
+// as the CSV process table always has.
 func WriteProcesses(w io.Writer, infos []analysis.ProcessInfo) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true

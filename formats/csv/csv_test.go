@@ -31,7 +31,7 @@ func convert(t *testing.T, write func(*bytes.Buffer) error) string {
 	var w *Writer
 	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
-		w, err = Create(filepath.Join(out, table.FileName(p.Rank, 0, ".csv")), p)
+		w, err = Create(filepath.Join(out, table.Path(analysis.Events.Name, p.Rank, 0, ".csv", false)), p)
 		return err
 	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {
@@ -48,7 +48,7 @@ func convert(t *testing.T, write func(*bytes.Buffer) error) string {
 func TestOpenMP(t *testing.T) {
 	out := convert(t, func(b *bytes.Buffer) error { return omptest.WriteSmall(b) })
 	var dump bytes.Buffer
-	for _, name := range []string{"events-rank00003.csv", "_openmp/openmp-rank00003.csv", "_openmp/dependences-rank00003.csv"} {
+	for _, name := range []string{"events/events-rank00003.csv", "openmp/openmp-rank00003.csv", "dependences/dependences-rank00003.csv"} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)
@@ -61,7 +61,9 @@ func TestOpenMP(t *testing.T) {
 // A trace without OpenMP rows gets no OpenMP tables.
 func TestNoOpenMPTables(t *testing.T) {
 	out := convert(t, func(b *bytes.Buffer) error { return tracetest.WriteSmall(b, tracetest.SmallOptions{}) })
-	if _, err := os.Stat(filepath.Join(out, omp.Dir)); !os.IsNotExist(err) {
-		t.Errorf("%s: %v, want none", omp.Dir, err)
+	for _, name := range []string{omp.TableRows, omp.TableDependences} {
+		if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want none", name, err)
+		}
 	}
 }

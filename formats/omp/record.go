@@ -7,44 +7,29 @@ package omp
 import (
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
-// SchemaVersion is the version of formats/parquet/SCHEMA.md that added the
-// OpenMP tables (Record, EdgeRecord), written in their files' metadata.
-// The events table (analysis.Record) is unchanged since analysis.SchemaVersion.
-const SchemaVersion = "1.1"
-
-// Dir is the subdirectory of a convert output directory that holds the
-// OpenMP tables: its leading underscore keeps pyarrow's dataset discovery
-// (pandas.read_parquet(dir)) out of it, and DuckDB's dir/*.parquet does not
-// descend into it.
-const Dir = "_openmp"
-
-// Table names, the prefixes of the OpenMP tables' file names.
+// Table names: each names its directory and files in a convert output
+// directory (table.Path).
 const (
-	TableRows         = "openmp"
-	TableDependences  = "dependences"
-	eventsTablePrefix = "events-"
+	TableRows        = "openmp"
+	TableDependences = "dependences"
 )
 
-// TablePath returns the path of table for the trace whose events table is
-// at events: dir/events-rank00003.parquet gives
-// dir/_openmp/openmp-rank00003.parquet for TableRows.
-func TablePath(events, table string) string {
-	dir, base := filepath.Split(events)
-	base = strings.TrimPrefix(base, eventsTablePrefix)
-	return filepath.Join(dir, Dir, table+"-"+base)
+// TablePath returns the path of table name for the trace whose events table is
+// at events: openmp/rank=3/openmp.parquet for events/rank=3/events.parquet.
+func TablePath(events, name string) string {
+	return table.Sibling(events, analysis.Events.Name, name)
 }
 
-// CreateTable creates the file of table for the trace whose events table
-// is at events (TablePath), and the directory Dir it lies in.
-func CreateTable(events, table string) (*os.File, error) {
-	path := TablePath(events, table)
+// CreateTable creates the file of table name for the trace whose events table
+// is at events (TablePath), and the directories it lies in.
+func CreateTable(events, name string) (*os.File, error) {
+	path := TablePath(events, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -56,13 +41,14 @@ func CreateTable(events, table string) (*os.File, error) {
 // columns of Rows, in order, tagged with their ParquetTags. SCHEMA.md
 // describes each column per kind.
 type Record struct {
-	Rank      int32  `parquet:"rank"`
+	Rank      int32  `parquet:"-"` // the rank=N directory
 	Host      string `parquet:"host,dict"`
 	PID       int64  `parquet:"pid"`
 	Thread    int32  `parquet:"thread"`
 	TID       int64  `parquet:"tid"`
 	Kind      string `parquet:"kind,dict"`
-	Start     int64  `parquet:"start,timestamp(nanosecond:utc)"`
+	StartTime int64  `parquet:"start,timestamp(microsecond:utc)"` // unix µs
+	Start     int64  `parquet:"start_ns"`
 	Duration  int64  `parquet:"duration_ns"`
 	ID        int64  `parquet:"id"`
 	Parallel  int64  `parquet:"parallel"`
@@ -77,21 +63,23 @@ type Record struct {
 	Launch    int64  `parquet:"launch"`
 	Status    int32  `parquet:"status"`
 	Completed bool   `parquet:"completed"`
-	// Created is null (0 in Go) when unknown or not a task row.
-	Created  int64 `parquet:"created,optional,timestamp(nanosecond:utc)"`
-	Address  int64 `parquet:"address"`
-	TaskTime int64 `parquet:"task_ns"`
+	// Created(Time) are null (0 in Go) when unknown or not a task row.
+	CreatedTime int64 `parquet:"created,optional,timestamp(microsecond:utc)"` // unix µs
+	Created     int64 `parquet:"created_ns,optional"`
+	Address     int64 `parquet:"address"`
+	TaskTime    int64 `parquet:"task_ns"`
 }
 
 // Rows is the OpenMP table: Record's columns, in order (formats/table).
 var Rows = table.Table[Record]{Name: "openmp", Append: appendRowsCSV, Columns: []table.Column{
-	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "as in the events table"},
+	{Name: "rank", Field: "Rank", Type: table.Int32, Partition: true, Doc: "as in the events table"},
 	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "as in the events table"},
 	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "as in the events table"},
 	{Name: "thread", Field: "Thread", Type: table.Int32, Doc: "as in the events table"},
 	{Name: "tid", Field: "TID", Type: table.Int64, Doc: "as in the events table"},
 	{Name: "kind", Field: "Kind", Type: table.String, Dict: true, Doc: "row kind (above)"},
-	{Name: "start", Field: "Start", Type: table.Time, Unit: "unix ns", Doc: "start"},
+	{Name: "start", Field: "StartTime", Type: table.Time, Unit: "unix µs", Doc: "start, to the µs"},
+	{Name: "start_ns", Field: "Start", Type: table.Int64, Unit: "unix ns", Doc: "start, exact"},
 	{Name: "duration_ns", Field: "Duration", Type: table.Int64, Unit: "ns", Doc: "length; 0 instants; -1 unpaired"},
 	{Name: "id", Field: "ID", Type: table.Int64, Doc: "the row's id (table above): the id its begin and end share"},
 	{Name: "parallel", Field: "Parallel", Type: table.Int64, Doc: "parallel region, 0 none"},
@@ -106,7 +94,8 @@ var Rows = table.Table[Record]{Name: "openmp", Append: appendRowsCSV, Columns: [
 	{Name: "launch", Field: "Launch", Type: table.Int64, Doc: "correlation_id of the OCCA kernel launch (`run` row) the row happened in; 0 outside launches"},
 	{Name: "status", Field: "Status", Type: table.Int32, Doc: "a segment's ending prior_status"},
 	{Name: "completed", Field: "Completed", Type: table.Bool, Doc: "the segment completed its task"},
-	{Name: "created", Field: "Created", Type: table.Time, Null: true, Unit: "unix ns", Doc: "the task's creation time"},
+	{Name: "created", Field: "CreatedTime", Type: table.Time, Null: true, Unit: "unix µs", Doc: "the task's creation time, to the µs"},
+	{Name: "created_ns", Field: "Created", Type: table.Int64, Null: true, Unit: "unix ns", Doc: "the task's creation time, exact"},
 	{Name: "address", Field: "Address", Type: table.Int64, Doc: "a depend item's variable address"},
 	{Name: "task_ns", Field: "TaskTime", Type: table.Int64, Unit: "ns", Doc: "a wait's time spent running explicit tasks"},
 }}
@@ -134,8 +123,10 @@ func (f *Flattener) Flatten(rec *Record, r *analysis.Row) {
 		Task: int64(o.Task), Parent: int64(o.Parent), ThreadNum: int32(o.ThreadNum), TeamSize: int32(o.TeamSize),
 		Type: int32(o.Type), TypeName: r.Name, Count: int64(o.Count), Flags: int64(o.Flags), Launch: int64(o.Launch),
 		Status: int32(r.Status), Completed: o.Completed, Address: int64(o.Address), TaskTime: o.TaskTime}
+	rec.StartTime = analysis.Micros(rec.Start)
 	if o.Created != 0 {
 		rec.Created = p.WallTime(o.Created)
+		rec.CreatedTime = analysis.Micros(rec.Created)
 	}
 	tid, ok := f.tids[r.Thread]
 	if !ok {
@@ -150,7 +141,7 @@ func (f *Flattener) Flatten(rec *Record, r *analysis.Row) {
 // EdgeRecord is one row of the dependences table, the columns of
 // Dependences.
 type EdgeRecord struct {
-	Rank    int32  `parquet:"rank"`
+	Rank    int32  `parquet:"-"` // the rank=N directory
 	Host    string `parquet:"host,dict"`
 	PID     int64  `parquet:"pid"`
 	Src     int64  `parquet:"src_task"`
@@ -164,7 +155,7 @@ type EdgeRecord struct {
 // Dependences is the dependences table: EdgeRecord's columns, in order
 // (formats/table).
 var Dependences = table.Table[EdgeRecord]{Name: "dependences", Append: appendDependencesCSV, Columns: []table.Column{
-	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "as in the events table"},
+	{Name: "rank", Field: "Rank", Type: table.Int32, Partition: true, Doc: "as in the events table"},
 	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "as in the events table"},
 	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "as in the events table"},
 	{Name: "src_task", Field: "Src", Type: table.Int64, Doc: "the task depended on"},

@@ -22,6 +22,8 @@ func appendRowsCSV(b []byte, r *Record) []byte {
 	b = append(b, ',')
 	b = table.AppendField(b, r.Kind)
 	b = append(b, ',')
+	b = table.AppendTime(b, r.StartTime)
+	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Start), 10)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Duration), 10)
@@ -51,6 +53,10 @@ func appendRowsCSV(b []byte, r *Record) []byte {
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, ',')
 	b = strconv.AppendBool(b, r.Completed)
+	b = append(b, ',')
+	if r.CreatedTime != 0 {
+		b = table.AppendTime(b, r.CreatedTime)
+	}
 	b = append(b, ',')
 	if r.Created != 0 {
 		b = strconv.AppendInt(b, int64(r.Created), 10)

@@ -2,7 +2,7 @@
 // (rank), zstd-compressed, in row groups of at most RowGroupRows rows, with
 // the schema of SCHEMA.md (analysis.Record) and the process description as
 // key-value metadata. A trace with OpenMP rows also gets the OpenMP tables
-// (omp.Record, omp.EdgeRecord) in the omp.Dir subdirectory.
+// (omp.Record, omp.EdgeRecord) beside it (omp.TablePath).
 package parquet
 
 import (
@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -34,10 +35,10 @@ const (
 )
 
 // Epoch explains the time columns; it is KeyEpoch's value.
-const Epoch = "start and device_start are unix time in ns (UTC), from the trace's CLOCK_MONOTONIC times as mono - mono_start + wall_start (occa-tools FORMAT.md §2)"
+const Epoch = "start and device_start are unix timestamps to the µs (UTC), start_ns and device_start_ns the same times exactly, in unix ns, from the trace's CLOCK_MONOTONIC times as mono - mono_start + wall_start (occa-tools FORMAT.md §2)"
 
 // EpochOpenMP is KeyEpoch's value in the OpenMP table.
-const EpochOpenMP = "start and created are unix time in ns (UTC), from the trace's CLOCK_MONOTONIC times as mono - mono_start + wall_start (occa-tools FORMAT.md §2)"
+const EpochOpenMP = "start and created are unix timestamps to the µs (UTC), start_ns and created_ns the same times exactly, in unix ns, from the trace's CLOCK_MONOTONIC times as mono - mono_start + wall_start (occa-tools FORMAT.md §2)"
 
 // Writer writes one process's rows to one Parquet file.
 type Writer struct {
@@ -63,6 +64,9 @@ type ompTables struct {
 
 // Create makes the file at path for process p.
 func Create(path string, p *analysis.Process) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -155,7 +159,7 @@ func (t *ompTables) add(p *analysis.Process, r *analysis.Row) error {
 			return err
 		}
 		t.f, t.bw = f, bufio.NewWriterSize(f, 1<<20)
-		t.w = newWriter[omp.Record](t.bw, p, omp.SchemaVersion, EpochOpenMP)
+		t.w = newWriter[omp.Record](t.bw, p, analysis.SchemaVersion, EpochOpenMP)
 		t.fl = omp.NewFlattener(p)
 		t.buf = make([]omp.Record, 0, batch)
 	}
@@ -204,7 +208,7 @@ func (t *ompTables) close(res *analysis.Result) error {
 		return err
 	}
 	bw := bufio.NewWriter(f)
-	w := newWriter[omp.EdgeRecord](bw, res.Process, omp.SchemaVersion, "")
+	w := newWriter[omp.EdgeRecord](bw, res.Process, analysis.SchemaVersion, "")
 	info, _ := json.Marshal(analysis.Info(res.Process, res))
 	w.SetKeyValueMetadata(KeyProcess, string(info))
 	_, err = w.Write(omp.EdgeRecords(res.Process, res.Tasks))
@@ -219,6 +223,31 @@ func (t *ompTables) close(res *analysis.Result) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// WriteProcesses writes the process table (analysis.Processes) to path.
+func WriteProcesses(path string, infos []analysis.ProcessInfo) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	w := pq.NewGenericWriter[analysis.ProcessInfo](bw, pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		pq.CreatedBy("occa-tools", "", ""), pq.KeyValueMetadata(KeySchemaVersion, analysis.SchemaVersion))
+	_, err = w.Write(infos)
+	if e := w.Close(); err == nil {
+		err = e
+	}
+	if e := bw.Flush(); err == nil {
+		err = e
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ func TestRoundTrip(t *testing.T) {
 	}}, func(p *analysis.Process, r *analysis.Row) error {
 		var rec analysis.Record
 		fl.Flatten(&rec, r)
+		rec.Rank = 0 // the rank=N directory holds it, not the file
 		want = append(want, rec)
 		return w.Add(p, r)
 	})
@@ -91,7 +92,7 @@ func convert(t *testing.T, in, dir string) {
 	var w *Writer
 	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
-		w, err = Create(filepath.Join(dir, table.FileName(p.Rank, 0, ".parquet")), p)
+		w, err = Create(filepath.Join(dir, table.Path(analysis.Events.Name, p.Rank, 0, ".parquet", true)), p)
 		return err
 	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {
@@ -144,9 +145,9 @@ func TestOpenMP(t *testing.T) {
 	os.Mkdir(out, 0o755)
 	convert(t, in, out)
 	var dump bytes.Buffer
-	events := dumpTable[analysis.Record](t, &dump, filepath.Join(out, "events-rank00003.parquet"))
-	rows := dumpTable[omp.Record](t, &dump, filepath.Join(out, "_openmp", "openmp-rank00003.parquet"))
-	edges := dumpTable[omp.EdgeRecord](t, &dump, filepath.Join(out, "_openmp", "dependences-rank00003.parquet"))
+	events := dumpTable[analysis.Record](t, &dump, filepath.Join(out, "events", "rank=3", "events.parquet"))
+	rows := dumpTable[omp.Record](t, &dump, filepath.Join(out, "openmp", "rank=3", "openmp.parquet"))
+	edges := dumpTable[omp.EdgeRecord](t, &dump, filepath.Join(out, "dependences", "rank=3", "dependences.parquet"))
 	if len(events) != 2 || len(rows) != 57 || len(edges) != 7 {
 		t.Errorf("%d events, %d OpenMP rows, %d edges; want 2, 57, 7", len(events), len(rows), len(edges))
 	}
@@ -166,7 +167,9 @@ func TestNoOpenMPTables(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	os.Mkdir(out, 0o755)
 	convert(t, in, out)
-	if _, err := os.Stat(filepath.Join(out, omp.Dir)); !os.IsNotExist(err) {
-		t.Errorf("%s: %v, want none", omp.Dir, err)
+	for _, name := range []string{omp.TableRows, omp.TableDependences} {
+		if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want none", name, err)
+		}
 	}
 }

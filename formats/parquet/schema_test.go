@@ -14,7 +14,7 @@ import (
 // Go type and Parquet tag; every column has the getter of its type.
 func TestTables(t *testing.T) {
 	for _, err := range []error{analysis.Events.Check(true), omp.Rows.Check(true), omp.Dependences.Check(true),
-		analysis.Processes.Check(false)} {
+		analysis.Processes.Check(true)} {
 		if err != nil {
 			t.Error(err)
 		}
@@ -34,7 +34,7 @@ func TestSchemaDoc(t *testing.T) {
 		{analysis.Events.Name, analysis.Events.Markdown(true)},
 		{omp.Rows.Name, omp.Rows.Markdown(true)},
 		{omp.Dependences.Name, omp.Dependences.Markdown(true)},
-		{analysis.Processes.Name, analysis.Processes.Markdown(false)},
+		{analysis.Processes.Name, analysis.Processes.Markdown(true)},
 	} {
 		begin := "<!-- columns " + tb.name + ":"
 		end := "<!-- end " + tb.name + " -->"

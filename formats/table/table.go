@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/format"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -26,7 +27,11 @@ const (
 	Uint64 // CSV only: a count that may pass 2^63
 	String
 	Bool
-	Time // unix ns (UTC); a Parquet TIMESTAMP(NANOS, UTC)
+	// Time is unix µs (UTC): a Parquet TIMESTAMP(MICROS, UTC), the finest
+	// timestamp that every engine reads with default settings (Spark
+	// refuses NANOS), and in CSV ISO 8601 text. A table keeps the exact
+	// time beside it, in an Int64 column of unix ns.
+	Time
 	JSON // CSV only: the field as JSON text
 )
 
@@ -41,8 +46,13 @@ type Column struct {
 	// Null marks a column whose 0 means "none": Parquet stores it as null
 	// (optional), CSV as an empty field.
 	Null bool
-	Unit string // "ns", "bytes", "unix ns"; "" when the value has none
-	Doc  string // the meaning, one line of SCHEMA.md
+	// Partition marks the column that names a Parquet file's directory
+	// (rank=7/, a hive partition) instead of being stored in the file:
+	// engines then skip the files of other ranks without opening them.
+	// CSV keeps it as a column.
+	Partition bool
+	Unit      string // "ns", "bytes", "unix ns"; "" when the value has none
+	Doc       string // the meaning, one line of SCHEMA.md
 }
 
 // Table is an ordered list of the columns of records R.
@@ -144,8 +154,69 @@ func (c *Column) appendText(b []byte, v reflect.Value) []byte {
 	if n == 0 && c.Null {
 		return b
 	}
+	if c.Type == Time {
+		return AppendTime(b, n)
+	}
 	return strconv.AppendInt(b, n, 10)
 }
+
+// AppendTime appends unix µs us as ISO 8601 UTC text with six decimals,
+// 2026-11-23T23:45:01.000123Z, which DuckDB, pandas (parse_dates) and Spark
+// read as a timestamp. Written out by hand: time.Time's formatting costs
+// several times a whole CSV line.
+func AppendTime(b []byte, us int64) []byte {
+	secs, frac := us/1e6, us%1e6
+	if frac < 0 {
+		secs, frac = secs-1, frac+1e6
+	}
+	days, sod := secs/86400, secs%86400
+	if sod < 0 {
+		days, sod = days-1, sod+86400
+	}
+	// Civil date from days since 1970-01-01 (H. Hinnant's days_from_civil
+	// inverted), exact for every int64 day count in range.
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	if m <= 2 {
+		y++
+	}
+	if y < 0 || y > 9999 { // not a time a trace can hold: keep the number
+		return strconv.AppendInt(b, us, 10)
+	}
+	b = append4(b, y)
+	b = append(b, '-')
+	b = append2(b, m)
+	b = append(b, '-')
+	b = append2(b, d)
+	b = append(b, 'T')
+	b = append2(b, sod/3600)
+	b = append(b, ':')
+	b = append2(b, sod/60%60)
+	b = append(b, ':')
+	b = append2(b, sod%60)
+	b = append(b, '.')
+	b = append2(b, frac/10000)
+	b = append2(b, frac/100%100)
+	b = append2(b, frac%100)
+	return append(b, 'Z')
+}
+
+func append2(b []byte, v int64) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
+
+func append4(b []byte, v int64) []byte { return append2(append2(b, v/100), v%100) }
 
 // AppendField appends s as a CSV field, quoted when it holds a comma, a
 // quote, CR or LF.
@@ -169,8 +240,13 @@ func (c *Column) ParquetTag() string {
 	if c.Null {
 		tag += ",optional"
 	}
-	if c.Type == Time {
-		tag += ",timestamp(nanosecond:utc)"
+	switch {
+	case c.Partition:
+		return "-"
+	case c.Type == Time:
+		tag += ",timestamp(microsecond:utc)"
+	case c.Type == JSON:
+		tag += ",list"
 	}
 	return tag
 }
@@ -244,10 +320,14 @@ func (t *Table[R]) GoCSV(fn, record string) string {
 		case JSON:
 			panic("table: GoCSV: JSON column " + c.Name)
 		default:
+			app := fmt.Sprintf("strconv.AppendInt(b, int64(%s), 10)", f)
+			if c.Type == Time {
+				app = fmt.Sprintf("table.AppendTime(b, %s)", f)
+			}
 			if c.Null {
-				fmt.Fprintf(&b, "\tif %s != 0 {\n\tb = strconv.AppendInt(b, int64(%s), 10)\n\t}\n", f, f)
+				fmt.Fprintf(&b, "\tif %s != 0 {\n\tb = %s\n\t}\n", f, app)
 			} else {
-				fmt.Fprintf(&b, "\tb = strconv.AppendInt(b, int64(%s), 10)\n", f)
+				fmt.Fprintf(&b, "\tb = %s\n", app)
 			}
 		}
 	}
@@ -276,8 +356,11 @@ func (t *Table[R]) Markdown(parquet bool) string {
 }
 
 func (c *Column) parquetType() string {
-	s := map[Type]string{Int32: "INT32", Int64: "INT64", String: "BYTE_ARRAY STRING", Bool: "BOOLEAN",
-		Time: "INT64 TIMESTAMP(NANOS, UTC)"}[c.Type]
+	if c.Partition {
+		return "directory `" + c.Name + "=N/` (hive partition), not in the file"
+	}
+	s := map[Type]string{Int32: "INT32", Int64: "INT64", Uint64: "INT64 UINT_64", String: "BYTE_ARRAY STRING", Bool: "BOOLEAN",
+		Time: "INT64 TIMESTAMP(MICROS, UTC)", JSON: "LIST of BYTE_ARRAY STRING"}[c.Type]
 	if c.Dict {
 		s += ", dictionary"
 	}
@@ -288,7 +371,11 @@ func (c *Column) parquetType() string {
 }
 
 func (c *Column) pandasType() string {
-	s := map[Type]string{Int32: "int32", Int64: "int64", String: "object", Bool: "bool", Time: "datetime64[ns, UTC]"}[c.Type]
+	if c.Partition {
+		return "category (pyarrow reads a hive key as a dictionary)"
+	}
+	s := map[Type]string{Int32: "int32", Int64: "int64", Uint64: "uint64", String: "object", Bool: "bool",
+		Time: "datetime64[us, UTC]", JSON: "object (arrays)"}[c.Type]
 	if c.Null && c.Type == Time {
 		return s + " (NaT when none)"
 	}
@@ -297,7 +384,7 @@ func (c *Column) pandasType() string {
 
 func (c *Column) csvType() string {
 	s := map[Type]string{Int32: "integer", Int64: "integer", Uint64: "integer", String: "text", Bool: "`true` or `false`",
-		Time: "integer (unix ns)", JSON: "JSON"}[c.Type]
+		Time: "ISO 8601 UTC, µs (`2026-11-23T23:45:01.000123Z`)", JSON: "JSON"}[c.Type]
 	if c.Null {
 		s += ", empty when none"
 	}
@@ -313,13 +400,53 @@ func GoFile(pkg, test string, funcs ...string) ([]byte, error) {
 	return format.Source([]byte(src))
 }
 
-// FileName is the name of rank's events table file (or Perfetto or Chrome
-// trace) in a convert output directory: events-rank00003.parquet, and
-// events-rank00003-1.parquet for dup 1, the second trace of the same rank.
-// omp.TablePath names the OpenMP tables after it.
+// FileName is the name of rank's Perfetto or Chrome trace in a convert
+// output directory: events-rank00003.json, and events-rank00003-1.json for
+// dup 1, the second trace of the same rank.
 func FileName(rank int64, dup int, ext string) string {
 	if dup > 0 {
 		return fmt.Sprintf("events-rank%05d-%d%s", rank, dup, ext)
 	}
 	return fmt.Sprintf("events-rank%05d%s", rank, ext)
+}
+
+// Path is where a convert output directory keeps table name's file for one
+// trace of rank: each table in its own subdirectory, so that reading one
+// directory reads one table. With partitioned (Parquet), the rank names a
+// hive partition, events/rank=3/events.parquet, which lets engines skip
+// the other ranks' files; otherwise (CSV) events/events-rank00003.csv.
+// Dup 1 is the second trace of the same rank: events/rank=3/events-1.parquet.
+func Path(name string, rank int64, dup int, ext string, partitioned bool) string {
+	suffix := ext
+	if dup > 0 {
+		suffix = fmt.Sprintf("-%d%s", dup, ext)
+	}
+	if partitioned {
+		return filepath.Join(name, fmt.Sprintf("rank=%d", rank), name+suffix)
+	}
+	return filepath.Join(name, fmt.Sprintf("%s-rank%05d%s", name, rank, suffix))
+}
+
+// PartPath is where a convert output directory keeps shard i of n's part
+// of table name, a table with one row per trace (the process table):
+// processes/part-00003-of-00008.parquet. Shards of one run write into one
+// directory without overwriting each other's part.
+func PartPath(name string, i, n int64, ext string) string {
+	return filepath.Join(name, fmt.Sprintf("part-%05d-of-%05d%s", i, n, ext))
+}
+
+// Sibling returns the path of table to's file for the trace whose table
+// from is at path (as Path lays them out): openmp/rank=3/openmp-1.parquet
+// for events/rank=3/events-1.parquet.
+func Sibling(path, from, to string) string {
+	dir, base := filepath.Split(path)
+	dir = filepath.Clean(dir)
+	part := ""
+	if b := filepath.Base(dir); strings.HasPrefix(b, "rank=") {
+		part, dir = b, filepath.Dir(dir)
+	}
+	if filepath.Base(dir) == from {
+		dir = filepath.Join(filepath.Dir(dir), to)
+	}
+	return filepath.Join(dir, part, to+strings.TrimPrefix(base, from))
 }

@@ -1,14 +1,16 @@
 package table
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 type rec struct {
 	N    int32    `parquet:"n"`
 	S    string   `parquet:"s,dict"`
-	T    int64    `parquet:"t,optional,timestamp(nanosecond:utc)"`
+	T    int64    `parquet:"t,optional,timestamp(microsecond:utc)"`
 	B    bool     `parquet:"b"`
 	Many uint64   `parquet:"many"`
 	List []string `parquet:"list"`
@@ -18,7 +20,7 @@ func cols() []Column {
 	return []Column{
 		{Name: "n", Field: "N", Type: Int32, Doc: "a number"},
 		{Name: "s", Field: "S", Type: String, Dict: true, Doc: "a name"},
-		{Name: "t", Field: "T", Type: Time, Null: true, Unit: "unix ns", Doc: "a time"},
+		{Name: "t", Field: "T", Type: Time, Null: true, Unit: "unix µs", Doc: "a time"},
 		{Name: "b", Field: "B", Type: Bool, Doc: "a flag"},
 		{Name: "many", Field: "Many", Type: Uint64, Doc: "a count"},
 		{Name: "list", Field: "List", Type: JSON, Doc: "a list"},
@@ -38,14 +40,14 @@ func TestCSV(t *testing.T) {
 		want string
 	}{
 		{rec{N: -3, S: "plain", T: 0, B: true, Many: 1 << 63}, "-3,plain,,true,9223372036854775808,null\r\n"},
-		{rec{N: 1, S: `a,"b"`, T: 5, List: []string{}}, "1,\"a,\"\"b\"\"\",5,false,0,[]\r\n"},
+		{rec{N: 1, S: `a,"b"`, T: 5, List: []string{}}, "1,\"a,\"\"b\"\"\",1970-01-01T00:00:00.000005Z,false,0,[]\r\n"},
 		{rec{S: "line\nbreak", List: []string{"x"}}, "0,\"line\nbreak\",,false,0,[\"x\"]\r\n"},
 	} {
 		if got := string(tbl.AppendCSV(nil, &c.r)); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
 		}
 	}
-	if got := strings.Join(tbl.Strings(&rec{N: 2, S: `x"y`, T: 7, List: []string{"a,b"}}), "|"); got != `2|x"y|7|false|0|["a,b"]` {
+	if got := strings.Join(tbl.Strings(&rec{N: 2, S: `x"y`, T: 7, List: []string{"a,b"}}), "|"); got != `2|x"y|1970-01-01T00:00:00.000007Z|false|0|["a,b"]` {
 		t.Errorf("Strings: %q", got)
 	}
 }
@@ -61,7 +63,7 @@ func appendShort(b []byte, r *rec) []byte {
 	b = table.AppendField(b, r.S)
 	b = append(b, ',')
 	if r.T != 0 {
-	b = strconv.AppendInt(b, int64(r.T), 10)
+	b = table.AppendTime(b, r.T)
 	}
 	b = append(b, ',')
 	b = strconv.AppendBool(b, r.B)
@@ -108,14 +110,14 @@ func TestMarkdown(t *testing.T) {
 	want := "| column | Parquet type | pandas (pyarrow) dtype | unit | meaning |\n|---|---|---|---|---|\n" +
 		"| n | INT32 | int32 |  | a number |\n" +
 		"| s | BYTE_ARRAY STRING, dictionary | object |  | a name |\n" +
-		"| t | INT64 TIMESTAMP(NANOS, UTC), optional | datetime64[ns, UTC] (NaT when none) | unix ns | a time |\n" +
+		"| t | INT64 TIMESTAMP(MICROS, UTC), optional | datetime64[us, UTC] (NaT when none) | unix µs | a time |\n" +
 		"| b | BOOLEAN | bool |  | a flag |\n"
 	if got := short.Markdown(true); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
 
-// FileName is the name convert writes (cmd/occa-tools uses it).
+// FileName is the name of a Perfetto or Chrome trace that convert writes.
 func TestFileName(t *testing.T) {
 	for _, c := range []struct {
 		rank int64
@@ -125,6 +127,54 @@ func TestFileName(t *testing.T) {
 	}{{3, 0, ".parquet", "events-rank00003.parquet"}, {3, 1, ".csv", "events-rank00003-1.csv"}, {123456, 0, ".json", "events-rank123456.json"}} {
 		if got := FileName(c.rank, c.dup, c.ext); got != c.want {
 			t.Errorf("FileName(%d, %d, %q) = %q, want %q", c.rank, c.dup, c.ext, got, c.want)
+		}
+	}
+}
+
+// AppendTime writes what time.Time's RFC 3339 formatting writes, to the µs,
+// across leap years, century rules, negative times and the 9999 limit
+// (past which it keeps the number).
+func TestAppendTime(t *testing.T) {
+	us := []int64{0, 1, -1, 999999, 1e6, 951782400e6, 951868800e6 - 1, 4107542400e6, -2208988800e6 + 7,
+		1795479156535883, 253402300799999999, 253402300800000000, -62135596800000000, -62135596800000001}
+	for v := int64(-1e17); v < 2.6e17; v += 7777777777777 { // about 46000 values, a day apart and less
+		us = append(us, v)
+	}
+	for _, v := range us {
+		want := time.UnixMicro(v).UTC().Format("2006-01-02T15:04:05.000000Z")
+		if y := time.UnixMicro(v).UTC().Year(); y < 0 || y > 9999 {
+			want = strconv.FormatInt(v, 10)
+		}
+		if got := string(AppendTime(nil, v)); got != want {
+			t.Fatalf("AppendTime(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// A Partition column is the directory, not a field of the Parquet file.
+func TestPartition(t *testing.T) {
+	c := Column{Name: "rank", Type: Int32, Partition: true}
+	if got := c.ParquetTag(); got != "-" {
+		t.Errorf("tag %q", got)
+	}
+	if got := c.parquetType(); !strings.Contains(got, "`rank=N/`") {
+		t.Errorf("Parquet type %q", got)
+	}
+}
+
+// Path, PartPath and Sibling lay out a convert output directory.
+func TestPaths(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Path("events", 3, 0, ".parquet", true), "events/rank=3/events.parquet"},
+		{Path("events", 3, 2, ".parquet", true), "events/rank=3/events-2.parquet"},
+		{Path("events", 3, 0, ".csv", false), "events/events-rank00003.csv"},
+		{Path("events", 123456, 1, ".csv", false), "events/events-rank123456-1.csv"},
+		{PartPath("processes", 3, 8, ".parquet"), "processes/part-00003-of-00008.parquet"},
+		{Sibling("out/events/rank=3/events-1.parquet", "events", "openmp"), "out/openmp/rank=3/openmp-1.parquet"},
+		{Sibling("out/events/events-rank00003.csv", "events", "dependences"), "out/dependences/dependences-rank00003.csv"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
 		}
 	}
 }

@@ -100,8 +100,8 @@ if grep -q '^	convert ' "$tmp/help.txt"; then
   step "occa-tools convert (listed by help)"
   run occa-tools convert -to csv -o "$tmp/csv" -progress off "$trace"
   ls "$tmp/csv"
-  [ -s "$tmp/csv/_processes.csv" ] && ls "$tmp"/csv/events-rank*.csv >/dev/null || fail "convert -to csv wrote no tables"
-  echo "ok: convert -to csv: $(cat "$tmp"/csv/events-rank*.csv | wc -l) lines"
+  [ -s "$tmp/csv/processes/part-00000-of-00001.csv" ] && ls "$tmp"/csv/events/events-rank*.csv >/dev/null || fail "convert -to csv wrote no tables"
+  echo "ok: convert -to csv: $(cat "$tmp"/csv/events/events-rank*.csv | wc -l) lines"
 fi
 if grep -q '^	summary ' "$tmp/help.txt"; then
   step "occa-tools summary (listed by help)"

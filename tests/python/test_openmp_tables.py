@@ -44,34 +44,34 @@ def omp_converted(tool, omp_run):
 
 def diamond_edges(deps, rows):
     """The edges of one rank as (i, j) between its tasks numbered in creation order."""
-    creates = rows[rows["kind"] == "omp_task_create"].sort_values("start")
+    creates = rows[rows["kind"] == "omp_task_create"].sort_values("start_ns")
     order = {t: i for i, t in enumerate(creates["task"])}
     return sorted((order[s], order[k]) for s, k in zip(deps["src_task"], deps["sink_task"]))
 
 
 def test_pandas(omp_converted):
     base = omp_converted["parquet"]
-    # The events table stays one table: pandas skips _openmp.
-    events = pd.read_parquet(base)
+    # Each table is its own directory.
+    events = pd.read_parquet(base / "events")
     assert not events["kind"].str.startswith("omp").any()
     for rank in range(2):
-        rows = pd.read_parquet(base / "_openmp" / f"openmp-rank{rank:05d}.parquet")
-        deps = pd.read_parquet(base / "_openmp" / f"dependences-rank{rank:05d}.parquet")
+        rows = pd.read_parquet(base / "openmp" / f"rank={rank}" / "openmp.parquet")
+        deps = pd.read_parquet(base / "dependences" / f"rank={rank}" / "dependences.parquet")
         for c in ("id", "parallel", "task", "parent_task", "count", "flags", "launch", "address", "task_ns",
-                  "duration_ns", "pid"):
+                  "duration_ns", "pid", "start_ns"):
             assert rows[c].dtype == "int64", c
-        for c in ("thread_num", "team_size", "type", "status", "rank", "thread"):
+        for c in ("thread_num", "team_size", "type", "status", "thread"):
             assert rows[c].dtype == "int32", c
         assert rows["completed"].dtype == "bool"
         for c in ("start", "created"):
-            assert isinstance(rows[c].dtype, pd.DatetimeTZDtype) and rows[c].dtype.unit == "ns", c
+            assert isinstance(rows[c].dtype, pd.DatetimeTZDtype) and rows[c].dtype.unit == "us", c
         counts = rows["kind"].value_counts()
         assert counts["omp_parallel"] == 1 and counts["omp_implicit_task"] == 2
         assert counts["omp_task_create"] == 4 and counts["omp_task_depend"] == 8
         segs = rows[rows["kind"] == "omp_task"]
         assert segs["completed"].sum() == 4 and segs["task"].nunique() == 4
         assert (segs["duration_ns"] >= 0).all() and segs["created"].notna().all()
-        assert (segs["start"] >= segs["created"]).all()
+        assert (segs["start_ns"] >= segs["created_ns"]).all()
         # Implicit tasks: threads 0 and 1 of a team of 2, in the one region.
         it = rows[rows["kind"] == "omp_implicit_task"]
         assert sorted(it["thread_num"]) == [0, 1] and (it["team_size"] == 2).all()
@@ -83,11 +83,11 @@ def test_pandas(omp_converted):
 def test_duckdb(omp_converted):
     base = omp_converted["parquet"]
     con = duckdb.connect()
-    rows = f"read_parquet('{base}/_openmp/openmp-*.parquet')"
-    deps = f"read_parquet('{base}/_openmp/dependences-*.parquet')"
+    rows = f"read_parquet('{base}/openmp/*/*.parquet')"
+    deps = f"read_parquet('{base}/dependences/*/*.parquet')"
     types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {rows}").fetchall()}
     assert types["id"] == "BIGINT" and types["thread_num"] == "INTEGER" and types["completed"] == "BOOLEAN"
-    assert types["kind"] == "VARCHAR" and types["start"] in ("TIMESTAMPTZ_NS", "TIMESTAMP WITH TIME ZONE")
+    assert types["kind"] == "VARCHAR" and types["start"] == "TIMESTAMP WITH TIME ZONE"
     by_rank = con.execute(f"""SELECT rank, count(*) FILTER (WHERE kind = 'omp_task' AND completed),
                                      count(*) FILTER (WHERE kind = 'omp_implicit_task')
                               FROM {rows} GROUP BY rank ORDER BY rank""").fetchall()
@@ -104,7 +104,7 @@ def test_duckdb(omp_converted):
 def test_csv(omp_converted):
     base = omp_converted["csv"]
     for rank in range(2):
-        rows = pd.read_csv(base / "_openmp" / f"openmp-rank{rank:05d}.csv")
-        deps = pd.read_csv(base / "_openmp" / f"dependences-rank{rank:05d}.csv")
+        rows = pd.read_csv(base / "openmp" / f"openmp-rank{rank:05d}.csv")
+        deps = pd.read_csv(base / "dependences" / f"dependences-rank{rank:05d}.csv")
         assert (rows["kind"] == "omp_task_create").sum() == 4
         assert diamond_edges(deps, rows) == [(0, 1), (0, 2), (1, 3), (2, 3)]

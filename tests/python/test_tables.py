@@ -1,23 +1,29 @@
-"""Reads occa-tools convert output with pandas (pyarrow) and DuckDB and
-checks the documented dtypes (formats/parquet/SCHEMA.md) and that the
-per-kernel totals equal those of occa-tools summary."""
+"""Reads occa-tools convert output with pandas (pyarrow), DuckDB, polars and
+Dask, each with default settings, and checks the documented dtypes
+(formats/parquet/SCHEMA.md) and that the per-kernel totals equal those of
+occa-tools summary. Spark: test_spark.py (make test-spark)."""
 
 import json
 
+import dask.dataframe as dd
 import duckdb
 import pandas as pd
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
 from conftest import RANKS
 
-INT64 = ["pid", "tid", "duration_ns", "correlation_id", "device_id", "stream", "kernel_id", "memory",
+INT64 = ["pid", "tid", "start_ns", "duration_ns", "correlation_id", "device_id", "stream", "kernel_id", "memory",
          "src_memory", "dst_memory", "bytes", "aux", "device_duration_ns"]
-INT32 = ["rank", "thread", "status"]
+INT32 = ["thread", "status"]
 STRINGS = ["host", "kind", "name", "device", "direction"]
-COLUMNS = ["rank", "host", "pid", "thread", "tid", "kind", "name", "start", "duration_ns", "status",
-           "correlation_id", "device", "device_id", "stream", "kernel_id", "memory", "src_memory",
-           "dst_memory", "bytes", "direction", "aux", "device_start", "device_duration_ns"]
+# The columns of an events file; the Parquet dataset adds rank, its
+# directory (rank=N), after them, and CSV has it first.
+FILE_COLUMNS = ["host", "pid", "thread", "tid", "kind", "name", "start", "start_ns", "duration_ns", "status",
+                "correlation_id", "device", "device_id", "stream", "kernel_id", "memory", "src_memory",
+                "dst_memory", "bytes", "direction", "aux", "device_start", "device_start_ns", "device_duration_ns"]
+SCHEMA_VERSION = "2.0"
 
 
 def kernel_totals(df):
@@ -32,9 +38,13 @@ def check_totals(totals, summary):
         assert row["count"] == summary.loc[name, "calls"], name
 
 
+def events(converted, fmt="parquet"):
+    return converted[fmt] / "events"
+
+
 def test_pandas_parquet(converted, summary_kernels):
-    df = pd.read_parquet(converted["parquet"])
-    assert list(df.columns) == COLUMNS
+    df = pd.read_parquet(events(converted))
+    assert list(df.columns) == FILE_COLUMNS + ["rank"]
     for c in INT64:
         assert df[c].dtype == "int64", c
     for c in INT32:
@@ -43,69 +53,110 @@ def test_pandas_parquet(converted, summary_kernels):
         assert pd.api.types.is_string_dtype(df[c]) or pd.api.types.is_object_dtype(df[c]), (c, df[c].dtype)
     for c in ("start", "device_start"):
         assert isinstance(df[c].dtype, pd.DatetimeTZDtype), (c, df[c].dtype)
-        assert df[c].dtype.unit == "ns" and str(df[c].dtype.tz) == "UTC"
+        assert df[c].dtype.unit == "us" and str(df[c].dtype.tz) == "UTC"
+    # pyarrow reads a hive key as a dictionary: a pandas category of ints.
+    assert isinstance(df["rank"].dtype, pd.CategoricalDtype) and df["rank"].cat.categories.dtype == "int32"
     assert sorted(df["rank"].unique()) == list(range(RANKS))
-    # A believable epoch: after 2020.
+    # start is start_ns to the µs, rounded down; a believable epoch: after 2020.
+    us = df["start"].astype("int64")
+    assert (us == df["start_ns"] // 1000).all()
     assert df["start"].min() > pd.Timestamp("2020-01-01", tz="UTC")
     check_totals(kernel_totals(df), summary_kernels)
 
 
 def test_parquet_metadata(converted):
-    files = sorted(converted["parquet"].glob("events-rank*.parquet"))
+    files = sorted(events(converted).glob("rank=*/events.parquet"), key=lambda f: int(f.parent.name[5:]))
     assert len(files) == RANKS
     for rank, f in enumerate(files):
+        assert f.parent.name == f"rank={rank}"
         md = pq.read_metadata(f)
         kv = {k.decode(): v.decode() for k, v in md.metadata.items()}
-        assert kv["occa-tools.schema_version"] == "1.0"
-        assert "unix time in ns" in kv["occa-tools.epoch"]
+        assert kv["occa-tools.schema_version"] == SCHEMA_VERSION
+        assert "start_ns and device_start_ns the same times exactly, in unix ns" in kv["occa-tools.epoch"]
         proc = json.loads(kv["occa-tools.process"])
         assert proc["rank"] == rank and proc["host"] and proc["cmdline"]
         assert proc["complete"] is True
         assert all(md.row_group(i).num_rows <= 1 << 20 for i in range(md.num_row_groups))
         assert md.row_group(0).column(0).compression == "ZSTD"
         schema = pq.read_schema(f)
-        for c in ("kind", "name", "host", "device", "direction"):
-            assert c in md.schema.to_arrow_schema().names
-        assert str(schema.field("start").type) == "timestamp[ns, tz=UTC]"
+        assert schema.names == FILE_COLUMNS
+        assert str(schema.field("start").type) == "timestamp[us, tz=UTC]"
+        assert str(schema.field("start_ns").type) == "int64"
 
 
 def test_duckdb_parquet(converted, summary_kernels):
     con = duckdb.connect()
-    glob = str(converted["parquet"] / "**" / "*.parquet")
+    glob = str(events(converted) / "*" / "*.parquet")
     types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{glob}')").fetchall()}
-    # DuckDB >= 1.? keeps the nanoseconds (TIMESTAMPTZ_NS); older ones say TIMESTAMP WITH TIME ZONE.
-    assert types["start"] in ("TIMESTAMPTZ_NS", "TIMESTAMP WITH TIME ZONE"), types["start"]
-    assert types["duration_ns"] == "BIGINT" and types["rank"] == "INTEGER" and types["name"] == "VARCHAR"
+    assert types["start"] == "TIMESTAMP WITH TIME ZONE", types["start"]
+    assert types["start_ns"] == "BIGINT" and types["duration_ns"] == "BIGINT" and types["name"] == "VARCHAR"
+    # DuckDB finds the rank=N directories by itself and types them.
+    assert types["rank"] == "BIGINT", types["rank"]
     rows = con.execute(f"""SELECT name, sum(duration_ns), count(*) FROM read_parquet('{glob}')
                            WHERE kind = 'run' AND duration_ns >= 0 GROUP BY name""").fetchall()
     totals = pd.DataFrame(rows, columns=["name", "sum", "count"]).set_index("name")
     check_totals(totals, summary_kernels)
     ranks = con.execute(f"SELECT count(DISTINCT rank) FROM read_parquet('{glob}')").fetchone()[0]
     assert ranks == RANKS
-    n_pandas = len(pd.read_parquet(converted["parquet"]))
+    n_pandas = len(pd.read_parquet(events(converted)))
     n_duck = con.execute(f"SELECT count(*) FROM read_parquet('{glob}')").fetchone()[0]
     assert n_pandas == n_duck
+    # A query on one rank reads that rank's file only.
+    plan = "\n".join(r[1] for r in con.execute(f"EXPLAIN ANALYZE SELECT count(*) FROM read_parquet('{glob}') WHERE rank = 1").fetchall())
+    n_rank = con.execute(f"SELECT count(*) FROM read_parquet('{glob}') WHERE rank = 1").fetchone()[0]
+    assert n_rank == len(pd.read_parquet(events(converted) / "rank=1"))
+    assert "Total Files Read: 1" in plan, plan
+
+
+def test_polars_parquet(converted, summary_kernels):
+    df = pl.scan_parquet(events(converted)).collect()
+    assert df.columns == FILE_COLUMNS + ["rank"]
+    assert str(df.schema["start"]) == "Datetime(time_unit='us', time_zone='UTC')"
+    assert df.schema["start_ns"] == pl.Int64 and df.schema["rank"] == pl.Int64
+    runs = df.filter((pl.col("kind") == "run") & (pl.col("duration_ns") >= 0))
+    totals = runs.group_by("name").agg(pl.col("duration_ns").sum().alias("sum"), pl.len().alias("count"))
+    check_totals(totals.to_pandas().set_index("name"), summary_kernels)
+    assert sorted(df["rank"].unique().to_list()) == list(range(RANKS))
+
+
+def test_dask_parquet(converted, summary_kernels):
+    df = dd.read_parquet(str(events(converted))).compute()
+    assert sorted(df.columns) == sorted(FILE_COLUMNS + ["rank"])
+    assert sorted(int(r) for r in df["rank"].unique()) == list(range(RANKS))
+    check_totals(kernel_totals(df), summary_kernels)
 
 
 def test_pandas_csv(converted, summary_kernels):
-    files = sorted(converted["csv"].glob("events-rank*.csv"))
+    files = sorted(events(converted, "csv").glob("events-rank*.csv"))
     assert len(files) == RANKS
-    df = pd.concat([pd.read_csv(f, keep_default_na=False, na_values={"device_start": [""]}) for f in files])
-    assert list(df.columns) == COLUMNS
-    for c in INT64 + INT32:
+    df = pd.concat([pd.read_csv(f, keep_default_na=False, na_values={"device_start": [""], "device_start_ns": [""]})
+                    for f in files])
+    assert list(df.columns) == ["rank"] + FILE_COLUMNS
+    for c in INT64 + INT32 + ["rank"]:
         assert df[c].dtype == "int64", c
     check_totals(kernel_totals(df), summary_kernels)
-    pq_df = pd.read_parquet(converted["parquet"])
+    pq_df = pd.read_parquet(events(converted))
     assert len(df) == len(pq_df)
-    # The same start times as the Parquet files.
-    starts = pd.to_datetime(df["start"], unit="ns", utc=True)
-    assert sorted(starts) == sorted(pq_df["start"])
+    # The same times as the Parquet files: the exact ns, and the ISO text
+    # to the µs.
+    assert sorted(df["start_ns"]) == sorted(pq_df["start_ns"])
+    assert sorted(pd.to_datetime(df["start"], utc=True)) == sorted(pq_df["start"])
+
+
+def test_duckdb_csv(converted):
+    con = duckdb.connect()
+    glob = str(events(converted, "csv") / "*.csv")
+    types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM read_csv('{glob}')").fetchall()}
+    assert types["start"] == "TIMESTAMP WITH TIME ZONE" and types["start_ns"] == "BIGINT", types
 
 
 def test_processes(converted, run_dir):
-    for d in converted.values():
-        procs = pd.read_csv(d / "_processes.csv")
-        assert sorted(procs["rank"]) == list(range(RANKS))
-        assert (procs["dropped"] == 0).all() and procs["complete"].all()
-        assert all(json.loads(c) for c in procs["cmdline"])
-        assert procs["config_text"].str.len().min() > 0
+    procs = {"csv": pd.read_csv(converted["csv"] / "processes" / "part-00000-of-00001.csv"),
+             "parquet": pd.read_parquet(converted["parquet"] / "processes")}
+    for fmt, df in procs.items():
+        assert sorted(df["rank"]) == list(range(RANKS)), fmt
+        assert (df["dropped"] == 0).all() and df["complete"].all(), fmt
+        assert df["config_text"].str.len().min() > 0, fmt
+    assert all(json.loads(c) for c in procs["csv"]["cmdline"])
+    assert all(len(c) > 0 for c in procs["parquet"]["cmdline"])
+    assert list(procs["csv"]["trace"]) == list(procs["parquet"]["trace"])

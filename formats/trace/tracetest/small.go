@@ -11,6 +11,7 @@ type SmallOptions struct {
 	NoDefs  bool  // leave out the defs: readers must show placeholders
 	NoClose bool  // stop before the final stats, as a killed process does
 	PID     int64 // the process's pid when not 0: another process of the same rank
+	Rank    int64 // the process's rank when not 0
 }
 
 // WriteSmall writes a small trace with every event kind, three threads, a
@@ -20,6 +21,9 @@ func WriteSmall(w io.Writer, o SmallOptions) error {
 	h := Header()
 	if o.PID != 0 {
 		h.PID = o.PID
+	}
+	if o.Rank != 0 {
+		h.Rank = o.Rank
 	}
 	tw, err := trace.NewWriter(w, h)
 	if err != nil {

@@ -172,9 +172,13 @@ class OccaTools(GoPackage):
             out = f"converted-{fmt}"
             self._tool()("convert", "-to", fmt, "-o", out, "-progress", "off", trace,
                          output=str.split, error=str.split)
-            assert os.path.isfile(join_path(out, "_processes.csv")), os.listdir(out)
-            tables = glob.glob(join_path(out, f"events-rank*.{fmt}"))
-            assert tables and all(os.path.getsize(t) > 0 for t in tables), os.listdir(out)
+            # The layout of releases up to 0.x: events-rankNNNNN.* and
+            # _processes.csv; since: events/, processes/ (SCHEMA.md).
+            procs = glob.glob(join_path(out, "processes", "part-*")) + glob.glob(join_path(out, "_processes.csv"))
+            tables = glob.glob(join_path(out, "events", "**", f"*.{fmt}"), recursive=True)
+            tables += glob.glob(join_path(out, f"events-rank*.{fmt}"))
+            assert procs and tables, os.listdir(out)
+            assert all(os.path.getsize(t) > 0 for t in tables), tables
 
     def test_summary(self):
         """record the bundled workload and summarize its trace"""
