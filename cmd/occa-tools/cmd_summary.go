@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/summary"
@@ -21,7 +22,8 @@ Summary reads traces (files, or a run directory holding every rank's
   builds     kernel builds: count, time, cache hits and misses
   api        host-side calls by kind
   devices    per device: kernel and copy time, summed and busy (the union
-             of intervals, which does not double-count overlapping work)
+             of a process's intervals, which does not double-count its
+             overlapping work; summed over the processes of a rank)
   memory     allocations per device: peak bytes in use, never freed
   ranks      per rank, and imbalance across ranks (max / mean - 1)
   openmp     (traces with OpenMP events) per kernel and outside kernels:
@@ -34,8 +36,11 @@ Summary reads traces (files, or a run directory holding every rank's
 Drops and incomplete traces are reported first, as warnings. Times in
 -format csv and json are integer ns and sizes bytes; the table and
 markdown formats use readable units. -section picks one table (with csv:
-a plain CSV file with a header row). Medians are exact up to 65536 calls
-per kernel and within 1.6 % beyond.
+a plain CSV file with a header row). Medians are exact up to 4096 calls
+per kernel and within 1.6 % beyond (a histogram of 64 buckets per power
+of two); every other figure is exact. Each trace is folded into the
+totals as soon as it is read, so memory does not grow with the number of
+ranks, and the report does not depend on the order traces finish in.
 
 Traces are read in parallel (-j, default: the number of CPUs). A damaged
 trace is an error naming the file and offset; with -salvage its damaged
@@ -70,14 +75,20 @@ func runSummary(env *Env, cmd *Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	cs := make([]*summary.Collector, len(paths))
+	// Each trace is folded into the total as soon as it is read: memory
+	// holds the -j collectors being filled and the total, whatever the
+	// number of traces. The order of the folds does not change the total.
+	total := summary.NewCollector()
+	var mu sync.Mutex
 	errs := analysis.Parallel(len(paths), *summaryJobs, func(i int) error {
 		c := summary.NewCollector()
-		cs[i] = c
 		res, err := analysis.Read(paths[i], i, analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {
 			c.Finish(res)
+			mu.Lock()
 			reportProblems(env, paths[i], res)
+			total.Absorb(c)
+			mu.Unlock()
 		}
 		return err
 	})
@@ -88,7 +99,7 @@ func runSummary(env *Env, cmd *Command, args []string) error {
 			failed = true
 		}
 	}
-	rep := summary.Merge(cs...).Report()
+	rep := total.Report()
 	if err := rep.Write(env.Stdout, *summaryFormat, *summarySection); err != nil {
 		return err
 	}

@@ -43,20 +43,20 @@ func (c *Collector) KernelTotals() []KernelTotal {
 // trace counts up to the damage (past it with o.Salvage); the error names
 // each such file (its path).
 func ReadKernelTotals(paths []string, o analysis.Options) ([]KernelTotal, error) {
-	var cs []*Collector
+	total := NewCollector()
 	var errs []error
 	for i, p := range paths {
 		c := NewCollector()
 		res, err := analysis.Read(p, i, o, c.Add)
 		if res != nil {
 			c.Finish(res)
-			cs = append(cs, c)
+			total.Absorb(c)
 		}
 		if err != nil {
 			errs = append(errs, err) // it names the file
 		}
 	}
-	return Merge(cs...).KernelTotals(), errors.Join(errs...)
+	return total.KernelTotals(), errors.Join(errs...)
 }
 
 // WriteKernelTotals writes ks as a table for people, each line indented

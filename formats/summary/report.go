@@ -140,7 +140,7 @@ func (c *Collector) Report() *Report {
 	rep.Tables = append(rep.Tables, at)
 
 	// Devices.
-	dt := &Table{Name: "devices", Title: "Per device (busy = union of intervals; sums count overlapping work more than once)",
+	dt := &Table{Name: "devices", Title: "Per device (busy = union of a process's intervals, summed over processes; sums count overlapping work more than once)",
 		Columns: []string{"rank", "device", "kernels", "kernel_sum_ns", "kernel_busy_ns", "copies", "copy_bytes", "copy_sum_ns", "copy_busy_ns", "busy_ns", "utilization_percent"}}
 	mt := &Table{Name: "memory", Title: "Allocations per device",
 		Columns: []string{"rank", "device", "allocs", "frees", "bytes_allocated", "peak_bytes", "never_freed", "never_freed_bytes"}}

@@ -3,22 +3,28 @@ package summary
 import (
 	"cmp"
 	"math"
+	"math/big"
 	"math/bits"
 	"slices"
 )
 
-// maxSamples is how many values a Dist keeps exactly; past that it keeps a
-// histogram, and its median is exact to within 1/64 (1.6 %).
-const maxSamples = 1 << 16
+// maxSamples is how many values a Dist keeps exactly (32 KiB); past that it
+// keeps a histogram (33 KiB), and its median is exact to within 1/64
+// (1.6 %). Both merge exactly: a merged Dist is the Dist of all the values,
+// in whatever order the parts were merged.
+const maxSamples = 1 << 12
 
-// Dist collects a distribution of durations (ns) in bounded memory.
+// Dist collects a distribution of durations (ns) in bounded memory. Its
+// count, sum, sum of squares, minimum and maximum are exact integers, so
+// that the mean and the standard deviation do not depend on the order in
+// which traces were summed and merged.
 type Dist struct {
-	N        int64
-	Sum      int64
-	Min, Max int64
-	mean, m2 float64 // Welford
-	samples  []int64
-	hist     []uint64 // nil until samples overflow
+	N          int64
+	Sum        int64
+	Min, Max   int64
+	sqHi, sqLo uint64 // the sum of the squares, 128 bits
+	samples    []int64
+	hist       []uint64 // nil until samples overflow
 }
 
 func (d *Dist) Add(v int64) {
@@ -33,9 +39,10 @@ func (d *Dist) Add(v int64) {
 	}
 	d.N++
 	d.Sum += v
-	delta := float64(v) - d.mean
-	d.mean += delta / float64(d.N)
-	d.m2 += delta * (float64(v) - d.mean)
+	hi, lo := bits.Mul64(uint64(v), uint64(v))
+	var carry uint64
+	d.sqLo, carry = bits.Add64(d.sqLo, lo, 0)
+	d.sqHi += hi + carry
 	if d.hist == nil {
 		d.samples = append(d.samples, v)
 		if len(d.samples) > maxSamples {
@@ -83,11 +90,10 @@ func (d *Dist) Merge(o *Dist) {
 		d.Min, d.Max = o.Min, o.Max
 	}
 	d.Min, d.Max = min(d.Min, o.Min), max(d.Max, o.Max)
-	n := d.N + o.N
-	delta := o.mean - d.mean
-	d.m2 += o.m2 + delta*delta*float64(d.N)*float64(o.N)/float64(n)
-	d.mean += delta * float64(o.N) / float64(n)
-	d.N, d.Sum = n, d.Sum+o.Sum
+	d.N, d.Sum = d.N+o.N, d.Sum+o.Sum
+	var carry uint64
+	d.sqLo, carry = bits.Add64(d.sqLo, o.sqLo, 0)
+	d.sqHi += o.sqHi + carry
 	switch {
 	case d.hist == nil && o.hist == nil && len(d.samples)+len(o.samples) <= maxSamples:
 		d.samples = append(d.samples, o.samples...)
@@ -111,12 +117,19 @@ func (d *Dist) Avg() float64 {
 	return float64(d.Sum) / float64(d.N)
 }
 
-// Stddev returns the population standard deviation.
+// Stddev returns the population standard deviation: sqrt(N·Σv² - (Σv)²) / N,
+// with the difference taken exactly.
 func (d *Dist) Stddev() float64 {
 	if d.N == 0 {
 		return 0
 	}
-	return math.Sqrt(d.m2 / float64(d.N))
+	sq := new(big.Int).SetUint64(d.sqHi)
+	sq.Lsh(sq, 64).Or(sq, new(big.Int).SetUint64(d.sqLo))
+	sq.Mul(sq, big.NewInt(d.N))
+	sum := big.NewInt(d.Sum)
+	sq.Sub(sq, sum.Mul(sum, sum))
+	v, _ := new(big.Float).SetInt(sq).Float64()
+	return math.Sqrt(max(v, 0)) / float64(d.N)
 }
 
 // Median returns the median (the lower middle value for an even count).
@@ -426,6 +439,13 @@ func (u *Union) Merge(o *Union) {
 	for _, iv := range o.sorted {
 		u.Add(iv[0], iv[1])
 	}
+}
+
+// Seal reduces u to its total, letting go of its intervals: for a union
+// that takes no more intervals (its trace has been read). A later Add
+// counts on top of the total, as a separate union would.
+func (u *Union) Seal() {
+	*u = Union{Lag: u.Lag, retired: u.Total()}
 }
 
 // empty reports whether u has taken nothing yet.

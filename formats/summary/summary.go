@@ -340,7 +340,21 @@ func (c *Collector) Finish(res *analysis.Result) {
 			ds.leaked++
 			ds.leakedBytes += a.Bytes
 		}
-		c.mem[p.Rank] = nil
+		delete(c.mem, p.Rank)
+	}
+	// The trace's busy times are final: keep their totals only, so that
+	// a run of any number of ranks is summed in bounded memory. Busy time
+	// is per process: two traces of one rank add up.
+	rs.apiBusy.Seal()
+	for k, ds := range c.devices {
+		if k.rank == p.Rank {
+			ds.kernelBusy.Seal()
+			ds.copyBusy.Seal()
+			ds.allBusy.Seal()
+		}
+	}
+	for _, cs := range c.copies {
+		cs.busy.Seal()
 	}
 }
 
@@ -348,72 +362,90 @@ func (c *Collector) Finish(res *analysis.Result) {
 func Merge(cs ...*Collector) *Collector {
 	out := NewCollector()
 	for _, c := range cs {
-		c.sync()
-		c.ompFinishAll()
-		for k, v := range c.kernels {
-			o := getOr(out.kernels, k)
-			o.host.Merge(&v.host)
-			o.dev.Merge(&v.dev)
-		}
-		for k, v := range c.copies {
-			o := getOr(out.copies, k)
-			o.Dist.Merge(&v.Dist)
-			o.bytes += v.bytes
-			o.busy.Merge(&v.busy)
-		}
-		for k, v := range c.builds {
-			o := getOr(out.builds, k)
-			o.Dist.Merge(&v.Dist)
-			o.hits, o.misses, o.failed = o.hits+v.hits, o.misses+v.misses, o.failed+v.failed
-		}
-		for k, v := range c.api {
-			getOr(out.api, k).Merge(v)
-		}
-		for k, v := range c.ompBy {
-			if out.ompBy == nil {
-				out.ompBy = map[string]*ompStats{}
-			}
-			getOr(out.ompBy, k).merge(v)
-		}
-		for k, v := range c.devices {
-			o := getOr(out.devices, k)
-			o.kernels += v.kernels
-			o.kernelSum += v.kernelSum
-			o.kernelBusy.Merge(&v.kernelBusy)
-			o.copies += v.copies
-			o.copyBytes += v.copyBytes
-			o.copySum += v.copySum
-			o.copyBusy.Merge(&v.copyBusy)
-			o.allBusy.Merge(&v.allBusy)
-			o.allocs, o.frees, o.allocBytes = o.allocs+v.allocs, o.frees+v.frees, o.allocBytes+v.allocBytes
-			o.peak = max(o.peak, v.peak)
-			o.leaked, o.leakedBytes = o.leaked+v.leaked, o.leakedBytes+v.leakedBytes
-		}
-		for k, v := range c.ranks {
-			o := out.ranks[k]
-			if o == nil {
-				out.ranks[k] = v
-				continue
-			}
-			// Two files with one rank: add them up.
-			o.files += v.files
-			o.events += v.events
-			o.first, o.last = min(o.first, v.first), max(o.last, v.last)
-			o.kernels += v.kernels
-			o.kernelSum += v.kernelSum
-			o.apiSum += v.apiSum
-			o.apiBusy.Merge(&v.apiBusy)
-			o.copyBytes += v.copyBytes
-			o.dropped += v.dropped
-			o.dropRows += v.dropRows
-			for r, n := range v.dropBy {
-				o.dropBy[r] += n
-			}
-			o.complete = o.complete && v.complete
-			o.problems += v.problems
-		}
+		out.Absorb(c)
 	}
 	return out
+}
+
+// Absorb adds what c holds to a, and leaves c empty. The sum does not
+// depend on the order in which collectors are absorbed: every figure is
+// an exact integer sum, minimum or maximum (Dist), and busy times are
+// totals, sealed per trace at Finish; so a run summed in any order, or in
+// shards merged later, gives the same report.
+func (a *Collector) Absorb(c *Collector) {
+	c.sync()
+	c.ompFinishAll()
+	for k, v := range c.kernels {
+		o := getOr(a.kernels, k)
+		o.host.Merge(&v.host)
+		o.dev.Merge(&v.dev)
+	}
+	for k, v := range c.copies {
+		o := getOr(a.copies, k)
+		o.Dist.Merge(&v.Dist)
+		o.bytes += v.bytes
+		o.busy.Merge(&v.busy)
+	}
+	for k, v := range c.builds {
+		o := getOr(a.builds, k)
+		o.Dist.Merge(&v.Dist)
+		o.hits, o.misses, o.failed = o.hits+v.hits, o.misses+v.misses, o.failed+v.failed
+	}
+	for k, v := range c.api {
+		getOr(a.api, k).Merge(v)
+	}
+	for k, v := range c.ompBy {
+		if a.ompBy == nil {
+			a.ompBy = map[string]*ompStats{}
+		}
+		getOr(a.ompBy, k).merge(v)
+	}
+	for k, v := range c.devices {
+		o := a.devices[k]
+		if o == nil {
+			a.devices[k] = v
+			continue
+		}
+		o.kernels += v.kernels
+		o.kernelSum += v.kernelSum
+		o.kernelBusy.Merge(&v.kernelBusy)
+		o.copies += v.copies
+		o.copyBytes += v.copyBytes
+		o.copySum += v.copySum
+		o.copyBusy.Merge(&v.copyBusy)
+		o.allBusy.Merge(&v.allBusy)
+		o.allocs, o.frees, o.allocBytes = o.allocs+v.allocs, o.frees+v.frees, o.allocBytes+v.allocBytes
+		o.peak = max(o.peak, v.peak)
+		o.leaked, o.leakedBytes = o.leaked+v.leaked, o.leakedBytes+v.leakedBytes
+	}
+	for k, v := range c.ranks {
+		o := a.ranks[k]
+		if o == nil {
+			a.ranks[k] = v
+			continue
+		}
+		// Two files with one rank: add them up, and name the rank after
+		// the same one of its processes whatever the order.
+		if v.pid < o.pid || v.pid == o.pid && v.host < o.host {
+			o.host, o.pid = v.host, v.pid
+		}
+		o.files += v.files
+		o.events += v.events
+		o.first, o.last = min(o.first, v.first), max(o.last, v.last)
+		o.kernels += v.kernels
+		o.kernelSum += v.kernelSum
+		o.apiSum += v.apiSum
+		o.apiBusy.Merge(&v.apiBusy)
+		o.copyBytes += v.copyBytes
+		o.dropped += v.dropped
+		o.dropRows += v.dropRows
+		for r, n := range v.dropBy {
+			o.dropBy[r] += n
+		}
+		o.complete = o.complete && v.complete
+		o.problems += v.problems
+	}
+	*c = *NewCollector()
 }
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
