@@ -107,6 +107,16 @@ test-occa: all
 bench-convert:
 	OCCA_BENCH_EVENTS=$${OCCA_BENCH_EVENTS:-10000000} $(GO) test -run XXX -bench . -benchtime 1x -timeout 30m ./formats/bench
 
+# How summary and convert grow with the number of ranks (1 to 10,000 fake
+# ranks of the bundled workload) and with one long trace: wall, CPU and peak
+# RSS per stage, and RSS over the 1-rank case (tests/bench/scale.sh says
+# which variables change the sizes). The first run records the traces
+# (about 2 minutes for 10,000 ranks on 2 cores) and keeps them in
+# build/bench-scale.
+.PHONY: bench-scale
+bench-scale: all test-programs
+	tests/bench/scale.sh $(BUILD)
+
 # Rewrites the committed generated files: the C tables (kinds, domains,
 # definition kinds, drop/trigger values, OCCA_TOOLS_ABI_VERSION) in
 # occa_tools.h and ot_internal.h from formats/trace/kinds.go and

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -10,7 +13,7 @@ import (
 )
 
 var cmdSummary = &Command{
-	UsageLine: "summary [-format table|csv|json|markdown] [-section name] [-salvage] [-j n] trace|rundir...",
+	UsageLine: "summary [-format table|csv|json|markdown] [-section name] [-salvage] [-j n] [-shard i/n -partial file] trace|rundir|partial...",
 	Short:     "profile report: kernels, copies, allocations, builds, per device and rank",
 	Long: `
 Summary reads traces (files, or a run directory holding every rank's
@@ -42,6 +45,18 @@ of two); every other figure is exact. Each trace is folded into the
 totals as soon as it is read, so memory does not grow with the number of
 ranks, and the report does not depend on the order traces finish in.
 
+A large run can be summed in shards, on many nodes: -shard i/n sums the
+traces of the ranks that are i modulo n, and -partial FILE writes that
+sum, a partial summary, instead of the report; under srun or mpirun
+without -shard, i and n are the launcher's rank and size. Summary given
+the partial summaries of all shards (in any order) prints the report of
+the whole run, the one an unsharded summary prints:
+
+  srun -n 16 sh -c 'occa-tools summary -partial part-$SLURM_PROCID.json RUNDIR'
+  occa-tools summary part-*.json
+
+A trace in two partial summaries (a shard given twice) is an error.
+
 Traces are read in parallel (-j, default: the number of CPUs). A damaged
 trace is an error naming the file and offset; with -salvage its damaged
 parts are skipped and the rest counted.
@@ -53,6 +68,8 @@ var (
 	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, devices, memory, ranks, imbalance, openmp, drops)")
 	summarySalvage = cmdSummary.Flag.Bool("salvage", false, "skip damaged chunks and summarize the rest")
 	summaryJobs    = cmdSummary.Flag.Int("j", 0, "traces read at once (0: number of CPUs)")
+	summaryShard   = cmdSummary.Flag.String("shard", "", "sum shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")
+	summaryPartial = cmdSummary.Flag.String("partial", "", "write the sum to this file, a partial summary, instead of the report")
 )
 
 func init() { cmdSummary.Run = runSummary }
@@ -68,21 +85,91 @@ func runSummary(env *Env, cmd *Command, args []string) error {
 	if !ok {
 		return usagef("unknown -format %q (want %s)", *summaryFormat, strings.Join(summary.Formats, ", "))
 	}
-	paths, err := analysis.Expand(args)
-	if err == nil {
-		_, err = readHeaders(paths)
+	var partials []string
+	for _, a := range args {
+		if summary.IsPartial(a) {
+			partials = append(partials, a)
+		}
 	}
-	if err != nil {
+	var total *summary.Collector
+	failed := false
+	switch {
+	case len(partials) == len(args):
+		if *summaryPartial != "" || *summaryShard != "" {
+			return usagef("-partial and -shard take traces, not partial summaries")
+		}
+		var err error
+		if total, err = mergePartials(partials); err != nil {
+			return err
+		}
+	case len(partials) > 0:
+		return usagef("%s is a partial summary and %s is not: give traces, or the partial summaries of every shard", partials[0], firstOther(args, partials))
+	default:
+		var err error
+		if total, failed, err = summarizeTraces(env, args); err != nil {
+			return err
+		}
+		if *summaryPartial != "" {
+			return errSilentIf(failed, nil)
+		}
+	}
+	rep := total.Report()
+	if err := rep.Write(env.Stdout, *summaryFormat, *summarySection); err != nil {
 		return err
+	}
+	return errSilentIf(failed, nil)
+}
+
+// errSilentIf is err, or errSilent when failed (a failure reported already).
+func errSilentIf(failed bool, err error) error {
+	if failed {
+		return errSilent
+	}
+	return err
+}
+
+func firstOther(args, partials []string) string {
+	for _, a := range args {
+		if !slices.Contains(partials, a) {
+			return a
+		}
+	}
+	return ""
+}
+
+// summarizeTraces sums the traces of args (this shard's: -shard, or the
+// launcher's), reporting damaged ones on stderr (failed), and with
+// -partial writes the sum as a partial summary.
+func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed bool, err error) {
+	part, err := pickShard(*summaryShard, os.Environ())
+	if err != nil {
+		return nil, false, err
+	}
+	all, err := analysis.Expand(args)
+	if err != nil {
+		return nil, false, err
+	}
+	hdrs, err := readHeaders(all)
+	if err != nil {
+		return nil, false, err
+	}
+	var ids []summary.TraceID
+	var paths []string
+	var index []int
+	for _, i := range part.pick(hdrs, env.Stderr, "summary") {
+		paths, index = append(paths, all[i]), append(index, i)
+		if h := hdrs[i]; h != nil {
+			ids = append(ids, summary.TraceID{Path: all[i], Host: h.host, PID: h.pid, Rank: h.rank, WallStart: h.start})
+		}
 	}
 	// Each trace is folded into the total as soon as it is read: memory
 	// holds the -j collectors being filled and the total, whatever the
 	// number of traces. The order of the folds does not change the total.
-	total := summary.NewCollector()
+	total = summary.NewCollector()
 	var mu sync.Mutex
 	errs := analysis.Parallel(len(paths), *summaryJobs, func(i int) error {
 		c := summary.NewCollector()
-		res, err := analysis.Read(paths[i], i, analysis.Options{Salvage: *summarySalvage}, c.Add)
+		res, err := analysis.Read(paths[i], index[i], analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {
 			c.Finish(res)
 			mu.Lock()
@@ -92,21 +179,66 @@ func runSummary(env *Env, cmd *Command, args []string) error {
 		}
 		return err
 	})
-	failed := false
 	for _, err := range errs {
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "occa-tools summary: %v\n", explain(err))
 			failed = true
 		}
 	}
-	rep := total.Report()
-	if err := rep.Write(env.Stdout, *summaryFormat, *summarySection); err != nil {
+	if *summaryPartial != "" {
+		if err := writePartial(*summaryPartial, total, part, ids); err != nil {
+			return nil, failed, err
+		}
+	}
+	return total, failed, nil
+}
+
+// writePartial writes the partial summary of shard part to path, through
+// a temporary file, so that a partial summary on disk is always whole.
+func writePartial(path string, c *summary.Collector, part shard, ids []summary.TraceID) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
 		return err
 	}
-	if failed {
-		return errSilent
+	bw := bufio.NewWriter(f)
+	err = c.WritePartial(bw, fmt.Sprintf("%d/%d", part.i, part.n), ids)
+	if e := bw.Flush(); err == nil {
+		err = e
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// mergePartials merges partial summaries, refusing two that hold the same
+// trace (a shard given twice, or shards of overlapping runs).
+func mergePartials(paths []string) (*summary.Collector, error) {
+	total := summary.NewCollector()
+	seen := map[traceID]string{}
+	for _, p := range paths {
+		c, ids, err := summary.ReadPartial(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			k := traceID{id.Host, id.PID, id.Rank, id.WallStart}
+			if first, ok := seen[k]; ok {
+				return nil, fmt.Errorf("%s and %s both hold the trace of host %s, pid %d, rank %d (%s): give each shard's partial summary once", first, p, id.Host, id.PID, id.Rank, id.Path)
+			}
+			seen[k] = p
+		}
+		total.Absorb(c)
+	}
+	return total, nil
 }
 
 // reportProblems tells what a salvaging read skipped.

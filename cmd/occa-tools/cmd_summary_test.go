@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/golden"
+	"github.com/libocca/occa-tools/formats/summary"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -54,4 +56,55 @@ func TestSummary(t *testing.T) {
 		{"summary-bad-section", "summary -section nope small.occa"},
 		{"summary-no-args", "summary"},
 	})
+}
+
+// A run summed in shards, each written as a partial summary and merged in
+// any order, gives byte for byte the report of the unsharded summary, in
+// every format; a partial given twice is an error naming both files.
+func TestSummaryShards(t *testing.T) {
+	runDir := shardRun(t)
+	parts := t.TempDir()
+	summarize := func(args ...string) (int, string, string) {
+		var so, se strings.Builder
+		st := run(append([]string{"summary"}, args...), &Env{Stdout: &so, Stderr: &se})
+		return st, so.String(), se.String()
+	}
+	for _, format := range summary.Formats {
+		st, want, se := summarize("-format", format, runDir)
+		if st != 0 || !strings.Contains(want, "7") {
+			t.Fatalf("unsharded: status %d: %s", st, se)
+		}
+		for _, n := range []int{1, 2, 3, 7} {
+			var files []string
+			for i := range n {
+				f := filepath.Join(parts, fmt.Sprintf("%s-%d-of-%d.json", format, i, n))
+				if st, out, se := summarize("-shard", fmt.Sprintf("%d/%d", i, n), "-partial", f, runDir); st != 0 || out != "" {
+					t.Fatalf("shard %d/%d: status %d, stdout %q: %s", i, n, st, out, se)
+				}
+				files = append(files, f)
+			}
+			slices.Reverse(files)
+			st, got, se := summarize(append([]string{"-format", format}, files...)...)
+			if st != 0 || got != want {
+				t.Errorf("%s, %d shards: status %d: %s\n%s\nwant\n%s", format, n, st, se, got, want)
+			}
+		}
+	}
+	a, b := filepath.Join(parts, "table-0-of-2.json"), filepath.Join(parts, "table-1-of-2.json")
+	st, _, se := summarize(a, b, a)
+	if want := a + " and " + a + " both hold the trace of host node7"; st != 1 || !strings.Contains(se, want) {
+		t.Errorf("a partial twice: status %d, %q, want %q", st, se, want)
+	}
+	st, _, se = summarize(a, filepath.Join(runDir, "t0.occatrace"))
+	if want := a + " is a partial summary and " + filepath.Join(runDir, "t0.occatrace") + " is not"; st != 2 || !strings.Contains(se, want) {
+		t.Errorf("a partial and a trace: status %d, %q, want %q", st, se, want)
+	}
+	// A damaged partial summary is an error naming the file and the offset.
+	body, _ := os.ReadFile(a)
+	bad := filepath.Join(parts, "bad.json")
+	os.WriteFile(bad, body[:len(body)/2], 0o644)
+	st, _, se = summarize(bad, b)
+	if want := bad + ": at byte "; st != 1 || !strings.Contains(se, want) {
+		t.Errorf("damaged: status %d, %q, want %q", st, se, want)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/runtime/procinfo"
 )
 
@@ -46,9 +45,9 @@ func pickShard(flag string, env []string) (shard, error) {
 // without one (or whose header cannot be read) its position among the
 // inputs, as analysis.Read numbers it. Every shard sees the same inputs, so
 // every shard files a trace the same way.
-func rankOf(h *trace.Header, index int) int64 {
-	if h != nil && h.Rank >= 0 {
-		return h.Rank
+func rankOf(h *traceID, index int) int64 {
+	if h != nil && h.rank >= 0 {
+		return h.rank
 	}
 	return int64(index)
 }
@@ -60,7 +59,7 @@ func (s shard) has(rank int64) bool { return rank%s.n == s.i }
 // shard came from a launcher, says on w which part of the run this is: a
 // job script that runs the tools outside srun but inside an allocation
 // would otherwise handle a fraction of the run without a word.
-func (s shard) pick(hdrs []*trace.Header, w io.Writer, cmd string) []int {
+func (s shard) pick(hdrs []*traceID, w io.Writer, cmd string) []int {
 	var mine []int
 	for i, h := range hdrs {
 		if s.has(rankOf(h, i)) {

@@ -44,10 +44,12 @@ func reportSalvage(env *Env, path string, r *trace.Reader) {
 	}
 }
 
-// sameProcess is what tells two traces of one process apart from traces of
+// traceID is what tells two traces of one process apart from traces of
 // two: the host, pid and rank, and the wall-clock start (a pid comes back
-// in a later run).
-type sameProcess struct {
+// in a later run). It is all the commands keep of a header while they read
+// the traces: 10,000 whole headers (config text, command line, kinds) take
+// hundreds of MiB.
+type traceID struct {
 	host      string
 	pid, rank int64
 	start     int64
@@ -58,9 +60,9 @@ type sameProcess struct {
 // hold one process's trace twice (a path given twice, a run directory and
 // a file in it, a copy): the summary and convert would count it twice. The
 // error names both files.
-func readHeaders(paths []string) ([]*trace.Header, error) {
-	hdrs := make([]*trace.Header, len(paths))
-	seen := make(map[sameProcess]string, len(paths))
+func readHeaders(paths []string) ([]*traceID, error) {
+	hdrs := make([]*traceID, len(paths))
+	seen := make(map[traceID]string, len(paths))
 	for i, p := range paths {
 		r, c, err := trace.Open(p)
 		if err != nil {
@@ -68,12 +70,12 @@ func readHeaders(paths []string) ([]*trace.Header, error) {
 		}
 		h := r.Header()
 		c.Close()
-		k := sameProcess{h.Host, h.PID, h.Rank, h.WallStart}
+		k := traceID{h.Host, h.PID, h.Rank, h.WallStart}
 		if first, ok := seen[k]; ok {
 			return nil, fmt.Errorf("%s and %s hold the same process's trace (host %s, pid %d, rank %d, same start): give each trace once", first, p, h.Host, h.PID, h.Rank)
 		}
 		seen[k] = p
-		hdrs[i] = h
+		hdrs[i] = &k
 	}
 	return hdrs, nil
 }
@@ -81,7 +83,7 @@ func readHeaders(paths []string) ([]*trace.Header, error) {
 // rankPaths places each input's output file (path) after its rank
 // (rankOf), numbering the traces of one rank in input order, so that they
 // get the same names in every run and every shard.
-func rankPaths(hdrs []*trace.Header, path func(rank int64, dup int) string) []string {
+func rankPaths(hdrs []*traceID, path func(rank int64, dup int) string) []string {
 	names := make([]string, len(hdrs))
 	dups := make(map[int64]int, len(hdrs))
 	for i, h := range hdrs {

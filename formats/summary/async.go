@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"sync"
+
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
@@ -112,7 +114,7 @@ func (c *Collector) take(p *analysis.Process) {
 	default:
 		if q.made < batches {
 			q.made++
-			q.cur = &batch{rows: make([]ent, 0, batchRows)}
+			q.cur = spareBatches.Get().(*batch)
 		} else {
 			q.cur = <-q.free
 		}
@@ -159,5 +161,18 @@ func (c *Collector) sync() {
 	}
 	close(q.work)
 	<-q.done
+	n := q.made // each is back on free but the current one, if not sent
+	if q.cur != nil {
+		spareBatches.Put(q.cur)
+		n--
+	}
+	for range n {
+		spareBatches.Put(<-q.free)
+	}
 	*q = pipe{}
 }
+
+// spareBatches keeps batches between collectors: a run of 10,000 small
+// traces would otherwise allocate (and collect) a collector's batches, 10
+// MiB, per trace.
+var spareBatches = sync.Pool{New: func() any { return &batch{rows: make([]ent, 0, batchRows)} }}

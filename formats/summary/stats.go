@@ -54,12 +54,15 @@ func (d *Dist) Add(v int64) {
 }
 
 func (d *Dist) toHist() {
-	d.hist = make([]uint64, 65*64)
+	d.hist = make([]uint64, histBuckets)
 	for _, s := range d.samples {
 		d.hist[bucket(s)]++
 	}
 	d.samples = nil
 }
+
+// histBuckets is a histogram's length: 64 buckets per power of two.
+const histBuckets = 65 * 64
 
 // bucket: 64 linear sub-buckets per power of two.
 func bucket(v int64) int {
@@ -182,7 +185,7 @@ const DefaultLag = 10e9
 
 const (
 	looseMax = 1 << 16
-	maxUnion = 1 << 19
+	maxUnion = 1 << 17
 )
 
 func (u *Union) Add(start, end int64) {
