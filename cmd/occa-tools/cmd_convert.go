@@ -67,8 +67,10 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 not in the trace on a "device time (launch unknown)"
                 track. A track has at most 256 sibling lanes: slices
                 overlapping more are left out, counted on stderr.
-                Over 2 GiB the trace stays
-                split, one file per rank (events-rankNNNNN.perfetto-trace).
+                Over 2 GiB the trace stays split, one file per trace
+                (events-rankNNNNN.perfetto-trace); one trace's file over
+                2 GiB, which the UI cannot load by itself, is an error
+                (exit status 1) that says how to open it.
   -to chrome    events-rankNNNNN.json, Chrome trace-event JSON for
                 chrome://tracing and ui.perfetto.dev: pid = rank, tid =
                 thread, calls and regions as complete events, launches'
@@ -162,8 +164,21 @@ func joinPerfetto(env *Env, dir string, part shard, files []string) error {
 		total += st.Size()
 	}
 	if total >= perfetto.MaxTrace || len(files) == 0 {
-		if len(files) > 0 {
-			fmt.Fprintf(env.Stderr, "occa-tools convert: the Perfetto trace would be %d MiB, over the 2 GiB that Perfetto's UI and protobuf parsers can load: it is split into %d files, one per rank, in %s\n", total>>20, len(files), dir)
+		var over []string
+		for _, f := range files {
+			if st, err := os.Stat(f); err == nil && st.Size() >= perfetto.MaxTrace {
+				over = append(over, fmt.Sprintf("%s (%d MiB)", f, st.Size()>>20))
+			}
+		}
+		if len(over) > 0 {
+			// Splitting one rank's timeline into loadable parts is not done
+			// yet: say so, and fail, rather than leave a file that the UI
+			// refuses without a word.
+			fmt.Fprintf(env.Stderr, "occa-tools convert: over the 2 GiB that ui.perfetto.dev loads by itself: %s. Open it with `trace_processor_shell --httpd FILE` and ui.perfetto.dev (which then has no size limit), or record less (a config's [events] or a trigger window)\n", strings.Join(over, ", "))
+			return errSilent
+		}
+		if len(files) > 1 {
+			fmt.Fprintf(env.Stderr, "occa-tools convert: the Perfetto trace would be %d MiB, over the 2 GiB that ui.perfetto.dev and protobuf parsers load: it stays split into %d files, one per trace, in %s\n", total>>20, len(files), dir)
 		}
 		return nil
 	}
@@ -307,7 +322,9 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 				written = append(written, f)
 			}
 		}
-		if err := o.finish(env, *convertOut, part, written); err != nil {
+		if err := o.finish(env, *convertOut, part, written); err == errSilent {
+			failed = true
+		} else if err != nil {
 			return err
 		}
 	}

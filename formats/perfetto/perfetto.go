@@ -1106,5 +1106,6 @@ func (w *Writer) Close(res *analysis.Result) error {
 }
 
 // MaxTrace is the size from which a trace is kept split: protobuf parsers
-// stop at 2 GiB and the UI is bounded by browser memory.
-const MaxTrace = 2 << 30
+// stop at 2 GiB and the UI is bounded by browser memory. A variable so that
+// tests can reach it with small traces.
+var MaxTrace int64 = 2 << 30
