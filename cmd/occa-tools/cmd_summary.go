@@ -34,6 +34,10 @@ Summary reads traces (files, or a run directory holding every rank's
              thread / mean busy time), barrier wait share, explicit
              tasks created and completed, their time, and the critical
              path of their dependence graph
+  mpi        (traces with MPI events, occa-prof --mpi) per MPI function:
+             calls, time, bytes, and the share of the ranks' time in MPI
+             and in kernel launches; each rank's time in MPI is the
+             ranks table's mpi_ns, its imbalance a row of imbalance
   drops      events lost, by rank and reason
 
 Drops and incomplete traces are reported first, as warnings. Times in
@@ -65,7 +69,7 @@ parts are skipped and the rest counted.
 
 var (
 	summaryFormat  = cmdSummary.Flag.String("format", "table", "output format: table, csv, json or markdown")
-	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, devices, memory, ranks, imbalance, openmp, drops)")
+	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, mpi, devices, memory, ranks, imbalance, openmp, drops)")
 	summarySalvage = cmdSummary.Flag.Bool("salvage", false, "skip damaged chunks and summarize the rest")
 	summaryJobs    = cmdSummary.Flag.Int("j", 0, "traces read at once (0: number of CPUs)")
 	summaryShard   = cmdSummary.Flag.String("shard", "", "sum shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")

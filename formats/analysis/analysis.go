@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/libocca/occa-tools/formats/trace"
@@ -61,6 +62,16 @@ type Row struct {
 	// DevDur is -1 when the trace has no device time for it.
 	DevStart int64
 	DevDur   int64
+
+	// MPI rows (runtime/mpi): Peer is a point-to-point call's peer, a
+	// collective's root or a clock sync's reference, as a world rank or
+	// trace.MpiRankAny, MpiRankNull, MpiRankUnknown; Tag the message tag;
+	// Comm the communicator; Request the request a non-blocking call made
+	// or an mpi_request_done completed. Name is the MPI function, Bytes the
+	// message size, Aux a collective's communicator size or a wait's
+	// request count.
+	Peer, Tag     int32
+	Comm, Request uint64
 
 	// OMP holds an OpenMP row's ids (see OMP); nil on every other row. It
 	// is valid only as long as the row.
@@ -303,6 +314,36 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 	case trace.Trigger:
 		r.Corr, r.Aux = a[0], a[1]<<8|a[2]&0xff
 		r.Name = trace.TriggerActionName(a[1])
+	case trace.MpiCallBegin:
+		r.Corr, r.Name, r.Comm = a[0], mpiName(a[1]), a[2]
+	case trace.MpiP2PBegin:
+		r.Corr, r.Name, r.Peer, r.Tag, r.Bytes, r.Comm = a[0], mpiName(a[1]), int32(a[2]), int32(a[3]), a[4], a[5]
+		if e != nil {
+			r.Request = e.Args[1]
+		}
+	case trace.MpiCollectiveBegin:
+		r.Corr, r.Name, r.Peer, r.Bytes, r.Comm, r.Aux = a[0], mpiName(a[1]), int32(a[2]), a[3], a[4], a[5]
+		if e != nil {
+			r.Request = e.Args[1]
+		}
+	case trace.MpiWaitBegin:
+		r.Corr, r.Name, r.Aux = a[0], mpiName(a[1]), a[2]
+	case trace.MpiRequestDone:
+		r.Request, r.Corr = a[0], a[1]
+	case trace.MpiComm:
+		// comm, parent, size, rank, world_rank, leader: the communicator,
+		// its size (aux) and this rank's world rank (peer).
+		r.Comm, r.Aux, r.Peer = a[0], a[2], int32(a[4])
+	case trace.MpiClockSync:
+		// Reference rank (peer), this clock minus the reference's (aux, ns),
+		// the measurement's error bound (bytes, ns), phase (name).
+		r.Peer, r.Aux, r.Bytes = int32(a[0]), a[1], a[2]
+		switch a[3] {
+		case trace.MpiSyncInit:
+			r.Name = "init"
+		case trace.MpiSyncFinalize:
+			r.Name = "finalize"
+		}
 	default:
 		if b.Kind.Spec().Domain == trace.DomainOpenMP {
 			pr.fillOMP(r, b, e)
@@ -313,6 +354,14 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 			r.Status = e.Args[i]
 		}
 	}
+}
+
+// mpiName names an MPI row after its function.
+func mpiName(f uint64) string {
+	if n := trace.MpiFunctionName(f); n != "" {
+		return n
+	}
+	return "function#" + strconv.FormatUint(f, 10)
 }
 
 // statusArg is the index of each kind's "status" argument, -1 for none.

@@ -54,6 +54,14 @@ func appendEventsCSV(b []byte, r *Record) []byte {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Aux), 10)
 	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Peer), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Tag), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Comm), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Request), 10)
+	b = append(b, ',')
 	if r.DevStartTime != 0 {
 		b = table.AppendTime(b, r.DevStartTime)
 	}

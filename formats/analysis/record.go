@@ -37,6 +37,10 @@ type Record struct {
 	Bytes     int64  `parquet:"bytes"`
 	Dir       string `parquet:"direction,dict"`
 	Aux       int64  `parquet:"aux"`
+	Peer      int32  `parquet:"peer"`
+	Tag       int32  `parquet:"tag"`
+	Comm      int64  `parquet:"comm"`
+	Request   int64  `parquet:"request"`
 	// DevStart(Time) are null (0 in Go) when the launch has no device time.
 	DevStartTime int64 `parquet:"device_start,optional,timestamp(microsecond:utc)"` // unix µs
 	DevStart     int64 `parquet:"device_start_ns,optional"`
@@ -68,6 +72,10 @@ var Events = table.Table[Record]{Name: "events", Append: appendEventsCSV, Column
 	{Name: "bytes", Field: "Bytes", Type: table.Int64, Unit: "bytes", Doc: "bytes; events lost for `dropped`"},
 	{Name: "direction", Field: "Dir", Type: table.String, Dict: true, Doc: "`H2D`, `D2H`, `D2D`, `H2H` for copies, \"\" otherwise"},
 	{Name: "aux", Field: "Aux", Type: table.Int64, Doc: "kind-specific (above)"},
+	{Name: "peer", Field: "Peer", Type: table.Int32, Doc: "MPI: the peer, root or reference (world rank; -1 any source, -2 none, -3 unknown); 0 on other rows"},
+	{Name: "tag", Field: "Tag", Type: table.Int32, Doc: "MPI: the message tag"},
+	{Name: "comm", Field: "Comm", Type: table.Int64, Doc: "MPI: the communicator (its id in the trace)"},
+	{Name: "request", Field: "Request", Type: table.Int64, Doc: "MPI: the request a non-blocking call made, or that completed"},
 	{Name: "device_start", Field: "DevStartTime", Type: table.Time, Null: true, Unit: "unix µs", Doc: "device-side start, to the µs"},
 	{Name: "device_start_ns", Field: "DevStart", Type: table.Int64, Null: true, Unit: "unix ns", Doc: "device-side start, exact"},
 	{Name: "device_duration_ns", Field: "DevDur", Type: table.Int64, Unit: "ns", Doc: "device-side length; -1 when none"},
@@ -112,7 +120,8 @@ func (f *Flattener) Flatten(rec *Record, r *Row) {
 	*rec = Record{Rank: int32(p.Rank), Host: p.Header.Host, PID: p.Header.PID, Thread: int32(r.Thread),
 		Name: r.Name, Start: p.WallTime(r.Start), Duration: r.Dur, Status: int32(r.Status), Corr: int64(r.Corr),
 		DeviceID: int64(r.Device), Stream: int64(r.Stream), Kernel: int64(r.Kernel), Memory: int64(r.Memory),
-		Src: int64(r.Src), Dst: int64(r.Dst), Bytes: int64(r.Bytes), Dir: r.Direction(), Aux: int64(r.Aux), DevDur: r.DevDur}
+		Src: int64(r.Src), Dst: int64(r.Dst), Bytes: int64(r.Bytes), Dir: r.Direction(), Aux: int64(r.Aux), DevDur: r.DevDur,
+		Peer: r.Peer, Tag: r.Tag, Comm: int64(r.Comm), Request: int64(r.Request)}
 	k, ok := f.kinds[r.Kind]
 	if !ok {
 		k = KindName(r.Kind)

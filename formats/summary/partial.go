@@ -11,6 +11,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+
+	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // A partial summary is what a Collector holds once its traces are read,
@@ -55,6 +57,7 @@ type partialFile struct {
 	Copies  map[string]*partialCopy   `json:"copies"`
 	Builds  map[string]*partialBuild  `json:"builds"`
 	API     map[string]*distJSON      `json:"api"`
+	MPI     map[string]*partialMPI    `json:"mpi"`
 	OpenMP  map[string]*partialOMP    `json:"openmp"`
 	Devices []*partialDevice          `json:"devices"`
 	Ranks   map[string]*partialRank   `json:"ranks"` // by rank, in decimal
@@ -80,6 +83,12 @@ type partialCopy struct {
 	distJSON
 	Bytes uint64 `json:"bytes"`
 	Busy  int64  `json:"busy_ns"`
+}
+
+type partialMPI struct {
+	distJSON
+	Kind  string `json:"kind"`
+	Bytes uint64 `json:"bytes"`
 }
 
 type partialBuild struct {
@@ -133,6 +142,7 @@ type partialRank struct {
 	Seen      bool              `json:"seen"`
 	Kernels   int64             `json:"kernels"`
 	KernelSum int64             `json:"kernel_sum_ns"`
+	MPISum    int64             `json:"mpi_ns"`
 	APISum    int64             `json:"api_sum_ns"`
 	APIBusy   int64             `json:"api_busy_ns"`
 	CopyBytes uint64            `json:"copy_bytes"`
@@ -201,7 +211,7 @@ func (c *Collector) WritePartial(w io.Writer, shard string, traces []TraceID) er
 	c.ompFinishAll()
 	f := partialFile{Format: PartialFormat, Version: PartialVersion, Shard: shard, Traces: traces,
 		Kernels: map[string]*partialKernel{}, Copies: map[string]*partialCopy{}, Builds: map[string]*partialBuild{},
-		API: map[string]*distJSON{}, OpenMP: map[string]*partialOMP{}, Ranks: map[string]*partialRank{}}
+		API: map[string]*distJSON{}, MPI: map[string]*partialMPI{}, OpenMP: map[string]*partialOMP{}, Ranks: map[string]*partialRank{}}
 	if f.Traces == nil {
 		f.Traces = []TraceID{}
 	}
@@ -218,6 +228,9 @@ func (c *Collector) WritePartial(w io.Writer, shard string, traces []TraceID) er
 		j := v.toJSON()
 		f.API[k] = &j
 	}
+	for k, v := range c.mpi {
+		f.MPI[k] = &partialMPI{v.Dist.toJSON(), v.kind.String(), v.bytes}
+	}
 	for k, v := range c.ompBy {
 		f.OpenMP[k] = &partialOMP{v.launches, v.regions, v.implicit, v.maxBusy, v.meanBusy, v.implicitNS, v.idleNS,
 			v.created, v.completed, v.taskNS, v.criticalNS, v.tasks}
@@ -231,7 +244,7 @@ func (c *Collector) WritePartial(w io.Writer, shard string, traces []TraceID) er
 	}
 	for k, v := range c.ranks {
 		f.Ranks[strconv.FormatInt(k, 10)] = &partialRank{v.host, v.pid, v.files, v.events, v.first, v.last, v.seen, v.kernels,
-			v.kernelSum, v.apiSum, v.apiBusy.Total(), v.copyBytes, v.dropped, v.dropRows, v.dropBy, v.complete, v.problems}
+			v.kernelSum, v.mpiSum, v.apiSum, v.apiBusy.Total(), v.copyBytes, v.dropped, v.dropRows, v.dropBy, v.complete, v.problems}
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(&f)
@@ -327,6 +340,19 @@ func ReadPartial(path string) (*Collector, []TraceID, error) {
 		}
 		c.api[k] = d
 	}
+	for k, v := range f.MPI {
+		if v == nil {
+			return fail("mpi.%s: missing", k)
+		}
+		ms := &mpiStats{bytes: v.Bytes}
+		if ms.kind = mpiKinds[v.Kind]; ms.kind == 0 {
+			return fail("mpi.%s: kind %q is not an MPI call's", k, v.Kind)
+		}
+		if err := dist("mpi."+k, &v.distJSON, &ms.Dist); err != nil {
+			return nil, nil, err
+		}
+		c.mpi[k] = ms
+	}
 	for k, v := range f.OpenMP {
 		if v == nil || math.IsNaN(v.MeanBusy) || math.IsInf(v.MeanBusy, 0) {
 			return fail("openmp.%s: missing, or not a number", k)
@@ -356,7 +382,7 @@ func ReadPartial(path string) (*Collector, []TraceID, error) {
 			return fail("ranks.%s: not a rank", k)
 		}
 		rs := &rankStats{host: v.Host, pid: v.PID, files: v.Files, events: v.Events, first: v.First, last: v.Last, seen: v.Seen,
-			kernels: v.Kernels, kernelSum: v.KernelSum, apiSum: v.APISum, copyBytes: v.CopyBytes, dropped: v.Dropped,
+			kernels: v.Kernels, kernelSum: v.KernelSum, mpiSum: v.MPISum, apiSum: v.APISum, copyBytes: v.CopyBytes, dropped: v.Dropped,
 			dropRows: v.DropRows, dropBy: v.DropBy, complete: v.Complete, problems: v.Problems}
 		if rs.dropBy == nil {
 			rs.dropBy = map[string]uint64{}
@@ -365,4 +391,14 @@ func ReadPartial(path string) (*Collector, []TraceID, error) {
 		c.ranks[rank] = rs
 	}
 	return c, f.Traces, nil
+}
+
+// mpiKinds are the kinds of MPI call rows by name, as partial summaries
+// write them.
+var mpiKinds = map[string]trace.Kind{}
+
+func init() {
+	for _, k := range []trace.Kind{trace.MpiCallBegin, trace.MpiP2PBegin, trace.MpiCollectiveBegin, trace.MpiWaitBegin} {
+		mpiKinds[k.String()] = k
+	}
 }

@@ -138,6 +138,9 @@ func (c *Collector) Report() *Report {
 		at.Rows = append(at.Rows, []any{n, d.N, Dur(d.Sum), Dur(d.Avg()), Dur(d.Median()), Dur(d.Min), Dur(d.Max)})
 	}
 	rep.Tables = append(rep.Tables, at)
+	if mt := c.mpiTable(); mt != nil {
+		rep.Tables = append(rep.Tables, mt)
+	}
 
 	// Devices.
 	dt := &Table{Name: "devices", Title: "Per device (busy = union of a process's intervals, summed over processes; sums count overlapping work more than once)",
@@ -173,15 +176,17 @@ func (c *Collector) Report() *Report {
 
 	// Ranks.
 	rt := &Table{Name: "ranks", Title: "Per rank",
-		Columns: []string{"rank", "host", "pid", "events", "span_ns", "kernels", "kernel_sum_ns", "api_sum_ns", "api_busy_ns", "copy_bytes", "dropped", "complete"}}
-	var kSums, busys, bytes []float64
+		Columns: []string{"rank", "host", "pid", "events", "span_ns", "kernels", "kernel_sum_ns", "mpi_ns", "api_sum_ns", "api_busy_ns", "copy_bytes", "dropped", "complete"},
+		Sparse:  []string{"mpi_ns"}}
+	var kSums, mpis, busys, bytes []float64
 	rankIDs := sortedKeys(c.ranks)
 	for _, k := range rankIDs {
 		rs := c.ranks[k]
 		busy := rs.apiBusy.Total()
-		rt.Rows = append(rt.Rows, []any{k, rs.host, rs.pid, int64(rs.events), Dur(rs.last - rs.first), rs.kernels, Dur(rs.kernelSum), Dur(rs.apiSum), Dur(busy),
-			Bytes(rs.copyBytes), int64(max(rs.dropped, rs.dropRows)), fmt.Sprint(rs.complete)})
+		rt.Rows = append(rt.Rows, []any{k, rs.host, rs.pid, int64(rs.events), Dur(rs.last - rs.first), rs.kernels, Dur(rs.kernelSum), Dur(rs.mpiSum),
+			Dur(rs.apiSum), Dur(busy), Bytes(rs.copyBytes), int64(max(rs.dropped, rs.dropRows)), fmt.Sprint(rs.complete)})
 		kSums = append(kSums, float64(rs.kernelSum))
+		mpis = append(mpis, float64(rs.mpiSum))
 		busys = append(busys, float64(busy))
 		bytes = append(bytes, float64(rs.copyBytes))
 	}
@@ -189,10 +194,15 @@ func (c *Collector) Report() *Report {
 	if len(c.ranks) > 1 {
 		it := &Table{Name: "imbalance", Title: "Across ranks (imbalance = max / mean - 1; min_rank and max_rank: the first rank with the min and the max)",
 			Columns: []string{"metric", "min", "min_rank", "mean", "max", "max_rank", "imbalance"}}
-		for _, m := range []struct {
+		type metric struct {
 			name string
 			v    []float64
-		}{{"kernel_sum_ns", kSums}, {"api_busy_ns", busys}, {"copy_bytes", bytes}} {
+		}
+		metrics := []metric{{"kernel_sum_ns", kSums}, {"api_busy_ns", busys}, {"copy_bytes", bytes}}
+		if len(c.mpi) > 0 {
+			metrics = append(metrics, metric{"mpi_ns", mpis})
+		}
+		for _, m := range metrics {
 			lo, hi := slices.Index(m.v, slices.Min(m.v)), slices.Index(m.v, slices.Max(m.v))
 			mean := 0.0
 			for _, x := range m.v {

@@ -64,6 +64,7 @@ type rankStats struct {
 	seen      bool
 	kernels   int64
 	kernelSum int64 // host-side
+	mpiSum    int64 // time in MPI calls
 	apiSum    int64
 	apiBusy   Union
 	copyBytes uint64
@@ -95,6 +96,8 @@ type Collector struct {
 	copyBy  [16]*copyStats
 	kernBy  []kernSlot // the last process's kernels by id
 
+	mpi map[string]*mpiStats // MPI calls by function (mpi.go)
+
 	omp   map[*analysis.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
 	ompBy map[string]*ompStats           // OpenMP figures by kernel
 
@@ -106,7 +109,7 @@ func NewCollector() *Collector {
 	return &Collector{
 		kernels: map[string]*kernelStats{}, copies: map[string]*copyStats{}, builds: map[string]*buildStats{},
 		api: map[string]*Dist{}, devices: map[devKey]*deviceStats{}, ranks: map[int64]*rankStats{},
-		mem: map[int64]*analysis.MemoryInUse{},
+		mem: map[int64]*analysis.MemoryInUse{}, mpi: map[string]*mpiStats{},
 	}
 }
 
@@ -223,6 +226,10 @@ func (c *Collector) add(p *analysis.Process, r *analysis.Row) {
 	case trace.Dropped:
 		rs.dropRows += r.Bytes
 		rs.dropBy[r.Name] += r.Bytes
+	case trace.MpiCallBegin, trace.MpiP2PBegin, trace.MpiCollectiveBegin, trace.MpiWaitBegin:
+		if paired {
+			c.addMPI(rs, r)
+		}
 	default:
 		if r.OMP != nil {
 			c.addOMP(p, r)
@@ -394,6 +401,9 @@ func (a *Collector) Absorb(c *Collector) {
 	for k, v := range c.api {
 		getOr(a.api, k).Merge(v)
 	}
+	for k, v := range c.mpi {
+		getOr(a.mpi, k).merge(v)
+	}
 	for k, v := range c.ompBy {
 		if a.ompBy == nil {
 			a.ompBy = map[string]*ompStats{}
@@ -434,6 +444,7 @@ func (a *Collector) Absorb(c *Collector) {
 		o.first, o.last = min(o.first, v.first), max(o.last, v.last)
 		o.kernels += v.kernels
 		o.kernelSum += v.kernelSum
+		o.mpiSum += v.mpiSum
 		o.apiSum += v.apiSum
 		o.apiBusy.Merge(&v.apiBusy)
 		o.copyBytes += v.copyBytes

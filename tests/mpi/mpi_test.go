@@ -62,9 +62,9 @@ func needMPI(t *testing.T) {
 	}
 }
 
-// run traces program with args on `ranks` ranks under config and returns
-// each rank's events.
-func run(t *testing.T, config string, env []string, args ...string) [ranks]*occatest.Events {
+// record traces program with args on `ranks` ranks under config and
+// returns the directory of their traces.
+func record(t *testing.T, config string, env []string, args ...string) string {
 	t.Helper()
 	needMPI(t)
 	dir := t.TempDir()
@@ -80,10 +80,18 @@ func run(t *testing.T, config string, env []string, args ...string) [ranks]*occa
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, b)
 	}
-	files, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
-	if len(files) != ranks {
+	if files, _ := filepath.Glob(filepath.Join(out, "*.occatrace")); len(files) != ranks {
 		t.Fatalf("%d traces in %s, want one per rank: %q", len(files), out, files)
 	}
+	return out
+}
+
+// run traces program with args on `ranks` ranks under config and returns
+// each rank's events.
+func run(t *testing.T, config string, env []string, args ...string) [ranks]*occatest.Events {
+	t.Helper()
+	out := record(t, config, env, args...)
+	files, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
 	var by [ranks]*occatest.Events
 	for _, f := range files {
 		ev, err := occatest.ReadEvents(f)

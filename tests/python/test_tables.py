@@ -15,14 +15,15 @@ import pytest
 from conftest import RANKS
 
 INT64 = ["pid", "tid", "start_ns", "duration_ns", "correlation_id", "device_id", "stream", "kernel_id", "memory",
-         "src_memory", "dst_memory", "bytes", "aux", "device_duration_ns"]
-INT32 = ["thread", "status"]
+         "src_memory", "dst_memory", "bytes", "aux", "comm", "request", "device_duration_ns"]
+INT32 = ["thread", "status", "peer", "tag"]
 STRINGS = ["host", "kind", "name", "device", "direction"]
 # The columns of an events file; the Parquet dataset adds rank, its
 # directory (rank=N), after them, and CSV has it first.
 FILE_COLUMNS = ["host", "pid", "thread", "tid", "kind", "name", "start", "start_ns", "duration_ns", "status",
                 "correlation_id", "device", "device_id", "stream", "kernel_id", "memory", "src_memory",
-                "dst_memory", "bytes", "direction", "aux", "device_start", "device_start_ns", "device_duration_ns"]
+                "dst_memory", "bytes", "direction", "aux", "peer", "tag", "comm", "request", "device_start", "device_start_ns",
+                "device_duration_ns"]
 SCHEMA_VERSION = "2.0"
 
 

@@ -1,0 +1,89 @@
+package mpi
+
+import (
+	"encoding/csv"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// occaTools runs build/bin/occa-tools with args and returns its stdout.
+func occaTools(t *testing.T, args ...string) string {
+	t.Helper()
+	tool := filepath.Join(filepath.Dir(occaProf), "occa-tools")
+	out, err := exec.Command(tool, args...).Output()
+	if err != nil {
+		t.Fatalf("occa-tools %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+// readCSV parses text as CSV into rows of column -> value.
+func readCSV(t *testing.T, text string) []map[string]string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("CSV: %v\n%s", err, text)
+	}
+	var rows []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, c := range recs[0] {
+			m[c] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// The summary's mpi section counts every call program.c makes on its four
+// ranks, with their bytes, and each rank's time in MPI; the events table
+// has a row per call with its function, peer (world rank), tag and bytes.
+func TestAnalysis(t *testing.T) {
+	dir := record(t, "[events]\nenable = [\"mpi\"]\n", nil)
+	got := map[string]string{}
+	for _, r := range readCSV(t, occaTools(t, "summary", "-format", "csv", "-section", "mpi", dir)) {
+		got[r["function"]] = r["kind"] + " " + r["calls"] + " " + r["bytes"]
+	}
+	want := map[string]string{
+		"init": "call 4 0", "finalize": "call 4 0", "comm_split": "call 4 0", "comm_free": "call 4 0",
+		"send": "p2p 4 208", "recv": "p2p 4 208", "isend": "p2p 8 304", "irecv": "p2p 8 304",
+		"waitall": "wait 4 0", "wait": "wait 8 0",
+		"barrier": "collective 4 0", "bcast": "collective 4 512", "allreduce": "collective 16 400", "reduce": "collective 4 16",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("mpi section: %v\nwant %v", got, want)
+	}
+	ranksTable := readCSV(t, occaTools(t, "summary", "-format", "csv", "-section", "ranks", dir))
+	for _, r := range ranksTable {
+		if ns, err := strconv.ParseInt(r["mpi_ns"], 10, 64); err != nil || ns <= 0 {
+			t.Errorf("rank %s: mpi_ns %q", r["rank"], r["mpi_ns"])
+		}
+	}
+	out := filepath.Join(t.TempDir(), "csv")
+	occaTools(t, "convert", "-to", "csv", "-o", out, dir)
+	b, err := os.ReadFile(filepath.Join(out, "events", "events-rank00001.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readCSV(t, string(b))
+	slices.SortStableFunc(rows, func(a, b map[string]string) int {
+		x, _ := strconv.ParseInt(a["start_ns"], 10, 64)
+		y, _ := strconv.ParseInt(b["start_ns"], 10, 64)
+		return int(x - y)
+	})
+	var p2p []string
+	for _, r := range rows {
+		if r["kind"] == "mpi_p2p" {
+			p2p = append(p2p, strings.Join([]string{r["name"], r["peer"], r["tag"], r["bytes"]}, " "))
+		}
+	}
+	if want := []string{"recv 0 11 100", "irecv 0 22 64", "isend 2 22 64", "irecv -1 33 12", "isend 2 33 12", "send 3 44 4"}; !slices.Equal(p2p, want) {
+		t.Errorf("rank 1's point-to-point rows: %q, want %q", p2p, want)
+	}
+}
