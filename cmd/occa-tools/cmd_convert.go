@@ -274,6 +274,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	stop := startProgress(env, &total, &done, offsets)
 
 	infos := make([]analysis.ProcessInfo, len(paths))
+	var shared processStrings
 	have := make([]bool, len(paths))
 	files := make([]string, len(paths))
 	errs := analysis.Parallel(len(paths), *convertJobs, func(i int) error {
@@ -293,7 +294,9 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			done.Add(st.Size())
 		}
 		if res != nil {
-			infos[i], have[i] = analysis.Info(res.Process, res), true
+			info := analysis.Info(res.Process, res)
+			shared.intern(&info)
+			infos[i], have[i] = info, true
 			reportProblems(env, paths[i], res)
 		}
 		if w != nil {
@@ -341,6 +344,37 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		return errSilent
 	}
 	return nil
+}
+
+// processStrings shares the text that the process rows of one run have in
+// common (the config, about 5 KiB, the command line, the executable), which
+// convert holds for every trace until it writes the process table: 10,000
+// copies of the config took 50 MiB.
+type processStrings struct {
+	mu       sync.Mutex
+	text     map[string]string
+	cmdlines map[string][]string
+}
+
+func (ps *processStrings) intern(i *analysis.ProcessInfo) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.text == nil {
+		ps.text, ps.cmdlines = map[string]string{}, map[string][]string{}
+	}
+	for _, s := range []*string{&i.Host, &i.RankSource, &i.Executable, &i.ToolVersion, &i.ConfigPath, &i.ConfigText, &i.ClockSource} {
+		if t, ok := ps.text[*s]; ok {
+			*s = t
+		} else if len(ps.text) < 1<<16 {
+			ps.text[*s] = *s
+		}
+	}
+	key := strings.Join(i.Cmdline, "\x00")
+	if c, ok := ps.cmdlines[key]; ok {
+		i.Cmdline = c
+	} else if len(ps.cmdlines) < 1<<16 {
+		ps.cmdlines[key] = i.Cmdline
+	}
 }
 
 // writeProcesses writes the process table's part at path, as Parquet or
