@@ -58,7 +58,7 @@ func TestGoCSV(t *testing.T) {
 	short := Table[rec]{Name: "short", Columns: cols()[:5]}
 	want := `// appendShort appends r as one CSV line of the short table (with CRLF).
 func appendShort(b []byte, r *rec) []byte {
-	b = strconv.AppendInt(b, int64(r.N), 10)
+	b = table.AppendInt(b, int64(r.N))
 	b = append(b, ',')
 	b = table.AppendField(b, r.S)
 	b = append(b, ',')
