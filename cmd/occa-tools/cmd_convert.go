@@ -63,7 +63,11 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 drops and triggers as instants; OpenMP regions, implicit
                 tasks, barriers, waits and task segments on the thread
                 tracks, with flows for task dependences and from launches
-                to their implicit tasks; device times whose launch is
+                to their implicit tasks; MPI calls (occa-prof --mpi) as
+                MPI_Send, MPI_Allreduce, ... on the thread tracks, with a
+                flow from each send to its receive (matched by channel
+                and order; receives from any source get none); device
+                times whose launch is
                 not in the trace on a "device time (launch unknown)"
                 track. A track has at most 256 sibling lanes: slices
                 overlapping more are left out, counted on stderr.

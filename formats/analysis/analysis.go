@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/libocca/occa-tools/formats/trace"
@@ -66,7 +65,8 @@ type Row struct {
 	// MPI rows (runtime/mpi): Peer is a point-to-point call's peer, a
 	// collective's root or a clock sync's reference, as a world rank or
 	// trace.MpiRankAny, MpiRankNull, MpiRankUnknown; Tag the message tag;
-	// Comm the communicator; Request the request a non-blocking call made
+	// Comm the communicator, by an id the same on every rank (mpi.go);
+	// Request the request a non-blocking call made
 	// or an mpi_request_done completed. Name is the MPI function, Bytes the
 	// message size, Aux a collective's communicator size or a wait's
 	// request count.
@@ -151,6 +151,7 @@ type Pairer struct {
 	row     Row
 	taken   trace.Event // a begin takeBegin took from open
 	omp     *ompState   // OpenMP events (omp.go); nil until the first
+	comms   mpiComms    // MPI communicators (mpi.go)
 }
 
 // NewPairer returns a Pairer for p that sends rows to sink.
@@ -315,14 +316,14 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 		r.Corr, r.Aux = a[0], a[1]<<8|a[2]&0xff
 		r.Name = trace.TriggerActionName(a[1])
 	case trace.MpiCallBegin:
-		r.Corr, r.Name, r.Comm = a[0], mpiName(a[1]), a[2]
+		r.Corr, r.Name, r.Comm = a[0], mpiName(a[1]), pr.commID(a[2])
 	case trace.MpiP2PBegin:
-		r.Corr, r.Name, r.Peer, r.Tag, r.Bytes, r.Comm = a[0], mpiName(a[1]), int32(a[2]), int32(a[3]), a[4], a[5]
+		r.Corr, r.Name, r.Peer, r.Tag, r.Bytes, r.Comm = a[0], mpiName(a[1]), int32(a[2]), int32(a[3]), a[4], pr.commID(a[5])
 		if e != nil {
 			r.Request = e.Args[1]
 		}
 	case trace.MpiCollectiveBegin:
-		r.Corr, r.Name, r.Peer, r.Bytes, r.Comm, r.Aux = a[0], mpiName(a[1]), int32(a[2]), a[3], a[4], a[5]
+		r.Corr, r.Name, r.Peer, r.Bytes, r.Comm, r.Aux = a[0], mpiName(a[1]), int32(a[2]), a[3], pr.commID(a[4]), a[5]
 		if e != nil {
 			r.Request = e.Args[1]
 		}
@@ -333,7 +334,7 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 	case trace.MpiComm:
 		// comm, parent, size, rank, world_rank, leader: the communicator,
 		// its size (aux) and this rank's world rank (peer).
-		r.Comm, r.Aux, r.Peer = a[0], a[2], int32(a[4])
+		r.Comm, r.Aux, r.Peer = pr.newComm(a), a[2], int32(a[4])
 	case trace.MpiClockSync:
 		// Reference rank (peer), this clock minus the reference's (aux, ns),
 		// the measurement's error bound (bytes, ns), phase (name).
@@ -354,14 +355,6 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 			r.Status = e.Args[i]
 		}
 	}
-}
-
-// mpiName names an MPI row after its function.
-func mpiName(f uint64) string {
-	if n := trace.MpiFunctionName(f); n != "" {
-		return n
-	}
-	return "function#" + strconv.FormatUint(f, 10)
 }
 
 // statusArg is the index of each kind's "status" argument, -1 for none.

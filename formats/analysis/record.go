@@ -74,7 +74,7 @@ var Events = table.Table[Record]{Name: "events", Append: appendEventsCSV, Column
 	{Name: "aux", Field: "Aux", Type: table.Int64, Doc: "kind-specific (above)"},
 	{Name: "peer", Field: "Peer", Type: table.Int32, Doc: "MPI: the peer, root or reference (world rank; -1 any source, -2 none, -3 unknown); 0 on other rows"},
 	{Name: "tag", Field: "Tag", Type: table.Int32, Doc: "MPI: the message tag"},
-	{Name: "comm", Field: "Comm", Type: table.Int64, Doc: "MPI: the communicator (its id in the trace)"},
+	{Name: "comm", Field: "Comm", Type: table.Int64, Doc: "MPI: the communicator, by an id the same on every rank (1 = MPI_COMM_WORLD)"},
 	{Name: "request", Field: "Request", Type: table.Int64, Doc: "MPI: the request a non-blocking call made, or that completed"},
 	{Name: "device_start", Field: "DevStartTime", Type: table.Time, Null: true, Unit: "unix µs", Doc: "device-side start, to the µs"},
 	{Name: "device_start_ns", Field: "DevStart", Type: table.Int64, Null: true, Unit: "unix ns", Doc: "device-side start, exact"},

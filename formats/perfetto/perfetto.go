@@ -141,6 +141,7 @@ type Writer struct {
 	mem       *analysis.MemoryInUse
 	kinds     [256]string
 	omp       *ompWriter      // OpenMP state, nil until the first OpenMP row
+	mpi       mpiFlows        // MPI messages counted for their flows (mpi.go)
 	tasks     *analysis.Graph // the trace's task graph, from Close
 	// extraFlows are flow ids the next slice begins with besides its own
 	// (a launch's flows to its OpenMP implicit tasks).
@@ -685,6 +686,7 @@ const (
 	formOMP              // ompName(s), or kind when s is ""
 	formOMPThread        // "OpenMP thread (" + s + ")"
 	formTask             // "task " + s
+	formMPI              // mpiName(s)
 )
 
 func (w *Writer) kindName(k trace.Kind) string {
@@ -720,6 +722,8 @@ func (w *Writer) makeName(k trace.Kind, form uint16, s string) string {
 		return "OpenMP thread (" + s + ")"
 	case formTask:
 		return "task " + s
+	case formMPI:
+		return mpiName(s)
 	}
 	return s
 }
@@ -986,7 +990,8 @@ func (w *Writer) write(r *analysis.Row) {
 	p := w.p
 	ts := p.WallTime(r.Start)
 	switch r.Kind {
-	case trace.Marker, trace.Trigger, trace.Dropped, trace.StreamCreate, trace.StreamSet, trace.Fork:
+	case trace.Marker, trace.Trigger, trace.Dropped, trace.StreamCreate, trace.StreamSet, trace.Fork,
+		trace.MpiComm, trace.MpiRequestDone, trace.MpiClockSync:
 		var name uint64
 		switch r.Kind {
 		case trace.Marker:
@@ -1020,13 +1025,16 @@ func (w *Writer) write(r *analysis.Row) {
 		w.instant(ts, typeInstant, th.uuid, w.iid(r.Kind, formUnpaired, ""), 0)
 		return
 	}
-	var name uint64
-	if r.Kind == trace.RegionPush {
+	var name, flow, term uint64
+	switch r.Kind {
+	case trace.RegionPush:
 		name = w.iid(r.Kind, formPlain, r.Name)
-	} else {
+	case trace.MpiCallBegin, trace.MpiP2PBegin, trace.MpiCollectiveBegin, trace.MpiWaitBegin:
+		name = w.iid(r.Kind, formMPI, r.Name)
+		flow, term = w.mpi.mpiFlow(r, p.Rank)
+	default:
 		name = w.iid(r.Kind, formKindName, r.Name)
 	}
-	var flow uint64
 	if r.Kind == trace.RunBegin {
 		if r.DevDur >= 0 {
 			flow = hash(uint64(p.Rank), 7, r.Corr)
@@ -1035,7 +1043,7 @@ func (w *Writer) write(r *analysis.Row) {
 			w.extraFlows = w.launchFlows(r.Corr)
 		}
 	}
-	w.slice(th.lanes, ts, r.Dur, name, flow, 0, r)
+	w.slice(th.lanes, ts, r.Dur, name, flow, term, r)
 	w.extraFlows = nil
 	switch r.Kind {
 	case trace.RunBegin, trace.CopyBegin:

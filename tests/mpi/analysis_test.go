@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"encoding/binary"
 	"encoding/csv"
 	"maps"
 	"os"
@@ -85,5 +86,85 @@ func TestAnalysis(t *testing.T) {
 	}
 	if want := []string{"recv 0 11 100", "irecv 0 22 64", "isend 2 22 64", "irecv -1 33 12", "isend 2 33 12", "send 3 44 4"}; !slices.Equal(p2p, want) {
 		t.Errorf("rank 1's point-to-point rows: %q, want %q", p2p, want)
+	}
+}
+
+// protoFields calls f for each field of protobuf message b: its number, and
+// its value (varint or fixed64) or bytes (length-delimited).
+func protoFields(t *testing.T, b []byte, f func(num int, v uint64, sub []byte)) {
+	t.Helper()
+	for len(b) > 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
+			t.Fatalf("bad protobuf key")
+		}
+		b = b[n:]
+		num, wire := int(key>>3), key&7
+		switch wire {
+		case 0:
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				t.Fatalf("bad varint in field %d", num)
+			}
+			f(num, v, nil)
+			b = b[n:]
+		case 1:
+			f(num, binary.LittleEndian.Uint64(b), nil)
+			b = b[8:]
+		case 2:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || uint64(len(b)-n) < l {
+				t.Fatalf("bad length in field %d", num)
+			}
+			f(num, 0, b[n:n+int(l)])
+			b = b[n+int(l):]
+		case 5:
+			f(num, uint64(binary.LittleEndian.Uint32(b)), nil)
+			b = b[4:]
+		default:
+			t.Fatalf("wire type %d in field %d", wire, num)
+		}
+	}
+}
+
+// The Perfetto trace of the run has a flow from each send to its receive:
+// the messages of tags 11, 22 and 44 (8); the 4 of tag 33, received from
+// any source, leave their send and end nowhere.
+func TestPerfettoFlows(t *testing.T) {
+	dir := record(t, "[events]\nenable = [\"mpi\"]\n", nil)
+	out := filepath.Join(t.TempDir(), "pf")
+	occaTools(t, "convert", "-to", "perfetto", "-o", out, dir)
+	b, err := os.ReadFile(filepath.Join(out, "trace.perfetto-trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave, end := map[uint64]int{}, map[uint64]int{}
+	protoFields(t, b, func(num int, _ uint64, pkt []byte) {
+		if num != 1 { // TracePacket
+			return
+		}
+		protoFields(t, pkt, func(num int, _ uint64, te []byte) {
+			if num != 11 { // TrackEvent
+				return
+			}
+			protoFields(t, te, func(num int, v uint64, _ []byte) {
+				switch num {
+				case 47: // flow_ids
+					leave[v]++
+				case 48: // terminating_flow_ids
+					end[v]++
+				}
+			})
+		})
+	})
+	matched := 0
+	for id, n := range end {
+		if n != 1 || leave[id] != 1 {
+			t.Errorf("flow %x leaves %d slices, ends in %d", id, leave[id], n)
+		}
+		matched++
+	}
+	if len(leave) != 12 || matched != 8 {
+		t.Errorf("%d flows leave a send, %d end in a receive; want 12 and 8", len(leave), matched)
 	}
 }
