@@ -244,7 +244,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	allHdrs, err := readHeaders(all)
+	allHdrs, ref, err := readHeaders(all)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	files := make([]string, len(paths))
 	errs := analysis.Parallel(len(paths), *convertJobs, func(i int) error {
 		var w rankWriter
-		opts := analysis.Options{Salvage: *convertSalvage, Window: o.window,
+		opts := analysis.Options{Salvage: *convertSalvage, Window: o.window, Reference: ref,
 			Progress: func(off int64) { offsets[i].Store(off) },
 			Open: func(p *analysis.Process) error {
 				files[i] = filepath.Join(*convertOut, fileNames[i])

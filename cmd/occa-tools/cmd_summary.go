@@ -153,7 +153,7 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 	if err != nil {
 		return nil, false, err
 	}
-	hdrs, err := readHeaders(all)
+	hdrs, _, err := readHeaders(all)
 	if err != nil {
 		return nil, false, err
 	}

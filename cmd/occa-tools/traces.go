@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -59,9 +60,11 @@ type traceID struct {
 // the command reports that file when it reads it) and refuses inputs that
 // hold one process's trace twice (a path given twice, a run directory and
 // a file in it, a copy): the summary and convert would count it twice. The
-// error names both files.
-func readHeaders(paths []string) ([]*traceID, error) {
+// error names both files. It also returns rank 0's epoch, to which the
+// traces of an MPI run are aligned (nil without a rank 0).
+func readHeaders(paths []string) ([]*traceID, *analysis.Reference, error) {
 	hdrs := make([]*traceID, len(paths))
+	var ref *analysis.Reference
 	seen := make(map[traceID]string, len(paths))
 	for i, p := range paths {
 		r, c, err := trace.Open(p)
@@ -72,12 +75,15 @@ func readHeaders(paths []string) ([]*traceID, error) {
 		c.Close()
 		k := traceID{h.Host, h.PID, h.Rank, h.WallStart}
 		if first, ok := seen[k]; ok {
-			return nil, fmt.Errorf("%s and %s hold the same process's trace (host %s, pid %d, rank %d, same start): give each trace once", first, p, h.Host, h.PID, h.Rank)
+			return nil, nil, fmt.Errorf("%s and %s hold the same process's trace (host %s, pid %d, rank %d, same start): give each trace once", first, p, h.Host, h.PID, h.Rank)
 		}
 		seen[k] = p
 		hdrs[i] = &k
+		if h.Rank == 0 && ref == nil {
+			ref = &analysis.Reference{MonoStart: h.MonoStart, WallStart: h.WallStart}
+		}
 	}
-	return hdrs, nil
+	return hdrs, ref, nil
 }
 
 // rankPaths places each input's output file (path) after its rank

@@ -111,10 +111,21 @@ type Process struct {
 	// Rank is the header's rank, or when it has none (-1) the file's index
 	// among the inputs, so that every process has a distinct rank.
 	Rank int64
+	// Clock holds the trace's clock measurements against rank 0's, when
+	// its times are put on rank 0's timeline (clock.go).
+	Clock []ClockSync
+	toRef *clockMap
 }
 
-// WallTime converts a trace time to unix ns.
-func (p *Process) WallTime(t int64) int64 { return p.Header.WallTime(t) }
+// WallTime converts a trace time to unix ns: on rank 0's clock when the
+// trace has clock measurements and rank 0's epoch is known (clock.go),
+// else on the trace's own.
+func (p *Process) WallTime(t int64) int64 {
+	if p.toRef != nil {
+		return p.toRef.wallTime(t)
+	}
+	return p.Header.WallTime(t)
+}
 
 // Sink receives rows. The row is only valid during the call.
 type Sink func(p *Process, r *Row) error
@@ -512,6 +523,9 @@ type Options struct {
 	// Open, when set, is called with the process once the header is read,
 	// before any row.
 	Open func(p *Process) error
+	// Reference, when set, is rank 0's epoch: the times of a trace of an MPI
+	// run with clock measurements are put on rank 0's timeline (clock.go).
+	Reference *Reference
 }
 
 // Read reads the trace at path and sends its rows to sink. index is the
@@ -528,6 +542,13 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 	p := &Process{Path: path, Header: r.Header(), Dict: r.Dict(), Rank: r.Header().Rank}
 	if p.Rank < 0 {
 		p.Rank = int64(index)
+	}
+	if o.Reference != nil && p.Header.WorldSize > 1 {
+		// A first pass finds the measurements, which come after the first
+		// rows (MPI_Init's) and at the end (MPI_Finalize's).
+		if p.Clock, _ = ClockSyncs(path, o.Salvage); len(p.Clock) > 0 {
+			p.toRef = newClockMap(*o.Reference, p.Clock)
+		}
 	}
 	res := &Result{Process: p}
 	if o.Open != nil {

@@ -21,6 +21,8 @@ type ProcessInfo struct {
 	ClockSource string   `json:"clock_source" parquet:"clock_source"`
 	WallStart   int64    `json:"wall_start_ns" parquet:"wall_start_ns"`
 	MonoStart   int64    `json:"mono_start_ns" parquet:"mono_start_ns"`
+	ClockOffset int64    `json:"clock_offset_ns" parquet:"clock_offset_ns"`
+	ClockError  int64    `json:"clock_error_ns" parquet:"clock_error_ns"`
 	Trace       string   `json:"trace" parquet:"trace"`
 	Events      uint64   `json:"events" parquet:"events"`
 	Dropped     uint64   `json:"dropped" parquet:"dropped"`
@@ -37,6 +39,12 @@ func Info(p *Process, res *Result) ProcessInfo {
 		ConfigText: h.ConfigText, ClockSource: h.ClockSource, WallStart: h.WallStart, MonoStart: h.MonoStart, Trace: p.Path}
 	if i.Cmdline == nil {
 		i.Cmdline = []string{}
+	}
+	if p.toRef != nil {
+		i.ClockOffset, i.ClockError = p.Clock[0].Offset, p.Clock[0].Error
+		for _, c := range p.Clock[1:] {
+			i.ClockError = max(i.ClockError, c.Error)
+		}
 	}
 	if res != nil {
 		i.Events, i.Dropped, i.Complete, i.Damaged = res.Events, res.Dropped(), res.Complete, len(res.Problems)
@@ -63,6 +71,8 @@ var Processes = table.Table[ProcessInfo]{Name: "processes", Columns: []table.Col
 	{Name: "clock_source", Field: "ClockSource", Type: table.String, Doc: "the clock of the trace's times"},
 	{Name: "wall_start_ns", Field: "WallStart", Type: table.Int64, Unit: "unix ns", Doc: "the wall time at the trace's start (the epoch)"},
 	{Name: "mono_start_ns", Field: "MonoStart", Type: table.Int64, Unit: "ns", Doc: "CLOCK_MONOTONIC at the trace's start (the epoch)"},
+	{Name: "clock_offset_ns", Field: "ClockOffset", Type: table.Int64, Unit: "ns", Doc: "rank 0's clock minus this trace's at MPI_Init, when its times are on rank 0's timeline (0 otherwise)"},
+	{Name: "clock_error_ns", Field: "ClockError", Type: table.Int64, Unit: "ns", Doc: "the bound on the offsets' error at MPI_Init and MPI_Finalize (the larger)"},
 	{Name: "trace", Field: "Trace", Type: table.String, Doc: "the input path"},
 	{Name: "events", Field: "Events", Type: table.Uint64, Doc: "events read"},
 	{Name: "dropped", Field: "Dropped", Type: table.Uint64, Doc: "events lost, from the trace's stats"},
