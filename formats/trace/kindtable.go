@@ -115,10 +115,12 @@ func parseKindTable(v []byte) ([]KindDesc, error) {
 	// At most 255 entries of at most maxTableArgs arguments: the
 	// allocations stay small whatever the field claims.
 	descs := make([]KindDesc, 0, n)
-	str := func(what string) (string, error) {
+	// str reads a name; what (called on an error only: a header is read
+	// per trace, 10,000 times for a big run) says which.
+	str := func(what func() string) (string, error) {
 		l, j, ok := uvarint(v, i)
 		if !ok || l > uint64(len(v)-j) {
-			return "", fmt.Errorf("%s: length runs past the field", what)
+			return "", fmt.Errorf("%s: length runs past the field", what())
 		}
 		i = j + int(l)
 		return string(v[j:i]), nil
@@ -140,7 +142,7 @@ func parseKindTable(v []byte) ([]KindDesc, error) {
 		}
 		d := KindDesc{Kind: Kind(k), Begin: flags&descBegin != 0, Text: flags&descText != 0}
 		var err error
-		if d.Name, err = str(fmt.Sprintf("kind %d: name", k)); err != nil {
+		if d.Name, err = str(func() string { return fmt.Sprintf("kind %d: name", k) }); err != nil {
 			return nil, err
 		}
 		if nargs, i, ok = uvarint(v, i); !ok {
@@ -161,7 +163,7 @@ func parseKindTable(v []byte) ([]KindDesc, error) {
 				return nil, fmt.Errorf("kind %d: argument %d: type %d is out of range 1..%d", k, j, typ, maxArgType)
 			}
 			d.Args[j].Type = ArgType(typ)
-			if d.Args[j].Name, err = str(fmt.Sprintf("kind %d: argument %d: name", k, j)); err != nil {
+			if d.Args[j].Name, err = str(func() string { return fmt.Sprintf("kind %d: argument %d: name", k, j) }); err != nil {
 				return nil, err
 			}
 			if d.Args[j].Name == "" {
