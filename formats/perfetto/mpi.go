@@ -19,7 +19,8 @@ import (
 // and the k-th receive by d from s with tag g on c are one message. A
 // receive from any source or with any tag cannot be told apart this way:
 // it gets no flow, and neither does any later receive on its communicator,
-// whose count it may have shifted.
+// whose count it may have shifted; MPI_Sendrecv, whose source the trace
+// does not hold, counts as such a receive.
 
 // mpiChannel is one ordered stream of messages.
 type mpiChannel struct {
@@ -53,6 +54,14 @@ func (f *mpiFlows) mpiFlow(r *analysis.Row, me int64) (flow, term uint64) {
 		f.sent, f.received, f.wild = map[mpiChannel]uint64{}, map[mpiChannel]uint64{}, map[uint64]bool{}
 	}
 	switch {
+	case r.Name == "sendrecv":
+		// Its send counts on its channel, but it has no flow: the trace
+		// does not say where its receive came from, so it is a wildcard.
+		if r.Peer >= 0 {
+			f.next(f.sent, mpiChannel{r.Comm, int32(me), r.Peer, r.Tag})
+		}
+		f.wild[r.Comm] = true
+		return 0, 0
 	case sends[r.Name] && r.Peer >= 0:
 		ch := mpiChannel{r.Comm, int32(me), r.Peer, r.Tag}
 		return f.next(f.sent, ch), 0

@@ -260,7 +260,8 @@ var mpiFunctionNames = [...]string{"", "init", "init_thread", "finalize", "comm_
 	"send", "ssend", "bsend", "rsend", "recv", "isend", "issend", "ibsend", "irsend", "irecv",
 	"wait", "waitall", "waitany", "waitsome", "test", "testall", "testany", "testsome",
 	"barrier", "bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "alltoall",
-	"ibarrier", "ibcast", "ireduce", "iallreduce"}
+	"ibarrier", "ibcast", "ireduce", "iallreduce",
+	"sendrecv", "probe", "iprobe", "gatherv", "scatterv", "allgatherv", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"}
 
 // MpiFunctionName names an MPI kind's "function" value ("send", "allreduce",
 // ...), or returns "" for a value this package does not know.

@@ -440,6 +440,44 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
   return rc;
 }
 
+/* Sendrecv: one point-to-point row, its peer and tag the send's, its bytes
+ * both halves'. Probe: the source and tag probed, no bytes. */
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                 int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                 MPI_Status *status) {
+  if (!on(K_P2P))
+    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+                         status);
+  occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
+  uint64_t a[5] = {OT_MPI_SENDRECV, (uint64_t)to_world(comm, dest), (uint64_t)(int64_t)stag,
+                   bytes(scount, stype) + bytes(rcount, rtype), HANDLE(comm)};
+  mpi_begin(&c, K_P2P, a, 5);
+  int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+                         status);
+  end2(&c, 0, rc);
+  return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  if (!on(K_P2P))
+    return PMPI_Probe(source, tag, comm, status);
+  occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
+  p2p_begin(&c, OT_MPI_PROBE, comm, source, tag, 0, MPI_BYTE);
+  int rc = PMPI_Probe(source, tag, comm, status);
+  end2(&c, 0, rc);
+  return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+  if (!on(K_P2P))
+    return PMPI_Iprobe(source, tag, comm, flag, status);
+  occa_tools_call_t c = OCCA_TOOLS_CALL_INIT;
+  p2p_begin(&c, OT_MPI_IPROBE, comm, source, tag, 0, MPI_BYTE);
+  int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+  end2(&c, 0, rc);
+  return rc;
+}
+
 /* ---- Completion ------------------------------------------------------------------------ */
 
 /* The handles of the requests a wait or test was given, copied before the
@@ -703,4 +741,82 @@ int MPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     return PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req);
   COLL(PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req), OT_MPI_IALLREDUCE, comm,
        RANK_NULL, bytes(count, type), req);
+}
+
+/* The v-collectives, reduce_scatter and scans: bytes are what this rank
+ * sends (for a rooted scatter, all the root's parts; for the others, the
+ * rank's own contribution). */
+static uint64_t sum_counts(const int *counts, int n, MPI_Datatype type) {
+  uint64_t total = 0;
+  for (int i = 0; counts && i < n; i++)
+    total += bytes(counts[i], type);
+  return total;
+}
+
+int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+  COLL(PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm), OT_MPI_GATHERV,
+       comm, root, bytes(scount, stype), (MPI_Request *)NULL);
+}
+
+int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                 void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+  int me = -1;
+  PMPI_Comm_rank(comm, &me);
+  uint64_t n = me == root ? sum_counts(scounts, comm_size(comm), stype) : 0;
+  COLL(PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm), OT_MPI_SCATTERV,
+       comm, root, n, (MPI_Request *)NULL);
+}
+
+int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+  COLL(PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm), OT_MPI_ALLGATHERV,
+       comm, RANK_NULL, bytes(scount, stype), (MPI_Request *)NULL);
+}
+
+int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                  MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+  COLL(PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
+       OT_MPI_ALLTOALLV, comm, RANK_NULL, sum_counts(scounts, comm_size(comm), stype),
+       (MPI_Request *)NULL);
+}
+
+int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+                       MPI_Op op, MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
+  COLL(PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm), OT_MPI_REDUCE_SCATTER, comm,
+       RANK_NULL, sum_counts(rcounts, comm_size(comm), type), (MPI_Request *)NULL);
+}
+
+int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
+                             MPI_Op op, MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm);
+  COLL(PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm), OT_MPI_REDUCE_SCATTER_BLOCK,
+       comm, RANK_NULL, bytes(rcount, type) * (uint64_t)comm_size(comm), (MPI_Request *)NULL);
+}
+
+int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Scan(sbuf, rbuf, count, type, op, comm);
+  COLL(PMPI_Scan(sbuf, rbuf, count, type, op, comm), OT_MPI_SCAN, comm, RANK_NULL, bytes(count, type),
+       (MPI_Request *)NULL);
+}
+
+int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm) {
+  if (!on(K_COLL))
+    return PMPI_Exscan(sbuf, rbuf, count, type, op, comm);
+  COLL(PMPI_Exscan(sbuf, rbuf, count, type, op, comm), OT_MPI_EXSCAN, comm, RANK_NULL,
+       bytes(count, type), (MPI_Request *)NULL);
 }

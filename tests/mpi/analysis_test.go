@@ -53,9 +53,13 @@ func TestAnalysis(t *testing.T) {
 	}
 	want := map[string]string{
 		"init": "call 4 0", "finalize": "call 4 0", "comm_split": "call 4 0", "comm_free": "call 4 0",
-		"send": "p2p 4 208", "recv": "p2p 4 208", "isend": "p2p 8 304", "irecv": "p2p 8 304",
-		"waitall": "wait 4 0", "wait": "wait 8 0",
+		"send": "p2p 4 208", "recv": "p2p 8 224", "isend": "p2p 12 320", "irecv": "p2p 8 304",
+		"sendrecv": "p2p 4 64", "probe": "p2p 4 0",
+		"waitall": "wait 4 0", "wait": "wait 12 0",
 		"barrier": "collective 4 0", "bcast": "collective 4 512", "allreduce": "collective 16 400", "reduce": "collective 4 16",
+		"gatherv": "collective 4 16", "scatterv": "collective 4 16", "allgatherv": "collective 4 16",
+		"alltoallv": "collective 4 64", "reduce_scatter": "collective 4 64", "reduce_scatter_block": "collective 4 64",
+		"scan": "collective 4 16", "exscan": "collective 4 16",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("mpi section: %v\nwant %v", got, want)
@@ -84,7 +88,8 @@ func TestAnalysis(t *testing.T) {
 			p2p = append(p2p, strings.Join([]string{r["name"], r["peer"], r["tag"], r["bytes"]}, " "))
 		}
 	}
-	if want := []string{"recv 0 11 100", "irecv 0 22 64", "isend 2 22 64", "irecv -1 33 12", "isend 2 33 12", "send 3 44 4"}; !slices.Equal(p2p, want) {
+	if want := []string{"recv 0 11 100", "irecv 0 22 64", "isend 2 22 64", "irecv -1 33 12", "isend 2 33 12",
+		"sendrecv 2 55 16", "isend 2 66 4", "probe 0 66 0", "recv 0 66 4", "send 3 44 4"}; !slices.Equal(p2p, want) {
 		t.Errorf("rank 1's point-to-point rows: %q, want %q", p2p, want)
 	}
 }
@@ -129,7 +134,8 @@ func protoFields(t *testing.T, b []byte, f func(num int, v uint64, sub []byte)) 
 
 // The Perfetto trace of the run has a flow from each send to its receive:
 // the messages of tags 11, 22 and 44 (8); the 4 of tag 33, received from
-// any source, leave their send and end nowhere.
+// any source, and the 4 of tag 66, received after that on the same
+// communicator, leave their send and end nowhere; sendrecv's get none.
 func TestPerfettoFlows(t *testing.T) {
 	dir := record(t, "[events]\nenable = [\"mpi\"]\n", nil)
 	out := filepath.Join(t.TempDir(), "pf")
@@ -164,7 +170,7 @@ func TestPerfettoFlows(t *testing.T) {
 		}
 		matched++
 	}
-	if len(leave) != 12 || matched != 8 {
-		t.Errorf("%d flows leave a send, %d end in a receive; want 12 and 8", len(leave), matched)
+	if len(leave) != 16 || matched != 8 {
+		t.Errorf("%d flows leave a send, %d end in a receive; want 16 and 8", len(leave), matched)
 	}
 }

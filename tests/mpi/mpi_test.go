@@ -137,7 +137,24 @@ func expected(r int) []string {
 	for range 3 {
 		w = append(w, "allreduce root=-2 bytes=32 comm=world size=4", "end request=none status=0")
 	}
+	scatterv := 0
+	if r == 0 {
+		scatterv = 16
+	}
 	w = append(w, "reduce root=1 bytes=4 comm=world size=4", "end request=none status=0",
+		fmt.Sprintf("sendrecv peer=%d tag=55 bytes=16 comm=world", right), "end request=none status=0",
+		fmt.Sprintf("isend peer=%d tag=66 bytes=4 comm=world", right), "end request=new status=0",
+		fmt.Sprintf("probe peer=%d tag=66 bytes=0 comm=world", left), "end request=none status=0",
+		fmt.Sprintf("recv peer=%d tag=66 bytes=4 comm=world", left), "end request=none status=0",
+		"wait count=1", "done", "end completed=1 status=0",
+		"gatherv root=0 bytes=4 comm=world size=4", "end request=none status=0",
+		fmt.Sprintf("scatterv root=0 bytes=%d comm=world size=4", scatterv), "end request=none status=0",
+		"allgatherv root=-2 bytes=4 comm=world size=4", "end request=none status=0",
+		"alltoallv root=-2 bytes=16 comm=world size=4", "end request=none status=0",
+		"reduce_scatter root=-2 bytes=16 comm=world size=4", "end request=none status=0",
+		"reduce_scatter_block root=-2 bytes=16 comm=world size=4", "end request=none status=0",
+		"scan root=-2 bytes=4 comm=world size=4", "end request=none status=0",
+		"exscan root=-2 bytes=4 comm=world size=4", "end request=none status=0",
 		"comm_split comm=world",
 		fmt.Sprintf("comm half parent=world size=2 rank=%d world_rank=%d leader=%d", r/2, r, r%2),
 		"end status=0")
@@ -268,8 +285,8 @@ func TestDomainOff(t *testing.T) {
 	}{
 		{"[events]\nenable = [\"user\"]\n", map[trace.Kind]int{}},
 		{"[events]\nenable = [\"mpi\"]\ndisable = [\"mpi_clock_sync\", \"mpi_request_done\"]\n",
-			map[trace.Kind]int{trace.MpiCallBegin: 4, trace.MpiP2PBegin: 6, trace.MpiCollectiveBegin: 7,
-				trace.MpiWaitBegin: 3, trace.MpiComm: 2}},
+			map[trace.Kind]int{trace.MpiCallBegin: 4, trace.MpiP2PBegin: 10, trace.MpiCollectiveBegin: 15,
+				trace.MpiWaitBegin: 4, trace.MpiComm: 2}},
 	} {
 		by := run(t, tc.config, nil)
 		for r, ev := range by {

@@ -158,6 +158,44 @@ int main(int argc, char **argv) {
   if (rank == 1)
     expect("reduce", ones, size);
 
+  /* Sendrecv in the ring (2 ints each way, tag 55); a probed message (1 int
+   * to the right, tag 66: isend, probe, recv, wait). */
+  int pair[2] = {rank, rank}, pair_in[2];
+  MPI_Sendrecv(pair, 2, MPI_INT, right, 55, pair_in, 2, MPI_INT, left, 55, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE); /* 16 bytes */
+  expect("sendrecv", pair_in[0], left);
+  MPI_Request probed;
+  int token = rank, token_in = -1;
+  MPI_Isend(&token, 1, MPI_INT, right, 66, MPI_COMM_WORLD, &probed);
+  MPI_Probe(left, 66, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Recv(&token_in, 1, MPI_INT, left, 66, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Wait(&probed, MPI_STATUS_IGNORE);
+  expect("probed", token_in, left);
+
+  /* The v-collectives, reduce_scatter and scans: one int per part. */
+  int counts[64], displs[64], mine = rank, all[64], parts[64];
+  for (int i = 0; i < size && i < 64; i++) {
+    counts[i] = 1;
+    displs[i] = i;
+    parts[i] = i;
+  }
+  MPI_Gatherv(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD); /* 4 bytes */
+  MPI_Scatterv(parts, counts, displs, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  expect("scatterv", mine, rank); /* the root sends 4 ints (16 bytes), the others none */
+  MPI_Allgatherv(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD); /* 4 bytes */
+  expect("allgatherv", all[size - 1], size - 1);
+  MPI_Alltoallv(parts, counts, displs, MPI_INT, all, counts, displs, MPI_INT,
+                MPI_COMM_WORLD); /* 16 bytes */
+  MPI_Reduce_scatter(parts, &mine, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* 16 bytes */
+  expect("reduce_scatter", mine, rank * size);
+  MPI_Reduce_scatter_block(parts, &mine, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* 16 bytes */
+  int prefix = 0;
+  MPI_Scan(&one, &prefix, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* 4 bytes */
+  expect("scan", prefix, rank + 1);
+  MPI_Exscan(&one, &prefix, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* 4 bytes */
+  if (rank > 0)
+    expect("exscan", prefix, rank);
+
   /* A split: even and odd ranks. Local rank 0 sends 2 shorts (4 bytes, tag
    * 44) to local rank 1; then an allreduce of one int on the half. */
   MPI_Comm half;
