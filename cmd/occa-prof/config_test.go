@@ -104,12 +104,12 @@ func TestConfigFileNamedPipe(t *testing.T) {
 
 func TestMpiEnv(t *testing.T) {
 	env := mpiEnv([]string{"PATH=/bin", "OCCA_TOOLS_TARGET_LIB=libfoo.so"})
-	want := []string{"PATH=/bin", "OCCA_TOOLS_TARGET_LIB=libfoo.so:libmpi.so"}
+	want := []string{"PATH=/bin", "OCCA_TOOLS_TARGET_LIB=libfoo.so:libmpi.so:libmpich.so:libmpi_cray.so"}
 	if strings.Join(env, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got %q\nwant %q", env, want)
 	}
 	env = mpiEnv([]string{"OCCA_TOOLS_TARGET_LIB= "})
-	if strings.Join(env, "\n") != "OCCA_TOOLS_TARGET_LIB=libocca.so:libmpi.so" {
+	if strings.Join(env, "\n") != "OCCA_TOOLS_TARGET_LIB=libocca.so:libmpi.so:libmpich.so:libmpi_cray.so" {
 		t.Errorf("empty target list: %q", env)
 	}
 }

@@ -26,10 +26,13 @@ func childEnv(env []string, config, outDir, preload string) []string {
 	return append(out, "OCCA_TOOLS_CONFIG="+config, "OCCA_TOOLS_OUTPUT_DIR="+outDir, "LD_PRELOAD="+pre)
 }
 
-// mpiEnv is env with libmpi added to the libraries whose processes the shim
-// traces (OCCA_TOOLS_TARGET_LIB, runtime/preload/preload.c): MPI programs
-// without OCCA are traced, while mpirun, its daemons and compilers are not.
+// mpiEnv is env with the MPI libraries added to those whose processes the
+// shim traces (OCCA_TOOLS_TARGET_LIB, runtime/preload/preload.c): MPI
+// programs without OCCA are traced, while mpirun, its daemons and compilers
+// are not. Open MPI, Intel MPI and MVAPICH2 call theirs libmpi, MPICH
+// libmpich, Cray MPICH libmpi_cray.
 func mpiEnv(env []string) []string {
+	const mpiLibs = "libmpi.so:libmpich.so:libmpi_cray.so"
 	out := make([]string, 0, len(env)+1)
 	targets := "libocca.so"
 	for _, kv := range env {
@@ -41,5 +44,5 @@ func mpiEnv(env []string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "OCCA_TOOLS_TARGET_LIB="+targets+":libmpi.so")
+	return append(out, "OCCA_TOOLS_TARGET_LIB="+targets+":"+mpiLibs)
 }

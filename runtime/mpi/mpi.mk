@@ -36,6 +36,14 @@ $(MPI_PROGRAM): tests/mpi/programs/program.c
 	@mkdir -p $(@D)
 	$(MPICC) -O2 -g -std=c11 -Wall -Wextra -Werror -o $@ $<
 
+# The MPI tests with MPICH instead of Open MPI (Debian: apt-get install mpich
+# libmpich-dev, beside Open MPI): the library and the test program built with
+# mpicc.mpich in their own build directory, run under mpirun.mpich.
+.PHONY: test-mpich
+test-mpich:
+	$(MAKE) all test-programs BUILD=build-mpich MPICC=mpicc.mpich
+	OCCA_TOOLS_BUILD=$(CURDIR)/build-mpich MPIRUN=mpirun.mpich $(GO) test -count=1 -v ./tests/mpi
+
 # The library's cost per call: tests/mpi/bench.sh (about 30 s).
 .PHONY: bench-mpi
 bench-mpi: runtime commands test-programs

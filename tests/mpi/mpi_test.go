@@ -1,10 +1,11 @@
 // Package mpi checks the MPI event source (runtime/mpi, occa-prof --mpi) end
-// to end: programs/program.c runs under `mpirun -n 4` with Open MPI, and each
+// to end: programs/program.c runs under `mpirun -n 4` (Open MPI, or MPICH
+// with `make test-mpich`: $MPIRUN names the launcher), and each
 // rank's trace must hold exactly the calls it made, with their peers (world
 // ranks), tags, bytes, communicators, requests and completions, and its clock
 // offset to rank 0 within the bound it recorded, under an artificial shift.
 //
-// It needs `make test-programs` with an MPI compiler (mpicc) and Open MPI's
+// It needs `make test-programs` with an MPI compiler (mpicc) and its
 // mpirun; without them it skips, saying why.
 package mpi
 
@@ -24,6 +25,13 @@ import (
 
 var occaProf, program, abiProgram string
 
+// mpirun is the launcher (MPIRUN, else mpirun), and mpirunArgs what it
+// needs besides -n.
+var (
+	mpirun     = "mpirun"
+	mpirunArgs []string
+)
+
 // noMPI says why the MPI tests cannot run here ("" when they can).
 var noMPI string
 
@@ -42,9 +50,16 @@ func TestMain(m *testing.M) {
 			noMPI = need + " is missing (needs mpicc: apt-get install libopenmpi-dev openmpi-bin, then make test-programs)"
 		}
 	}
-	if out, err := exec.Command("mpirun", "--version").CombinedOutput(); noMPI == "" &&
-		(err != nil || !strings.Contains(string(out), "Open MPI")) {
-		noMPI = "no Open MPI mpirun in PATH (apt-get install openmpi-bin)"
+	if v := os.Getenv("MPIRUN"); v != "" {
+		mpirun = v
+	}
+	out, err := exec.Command(mpirun, "--version").CombinedOutput()
+	switch {
+	case noMPI != "":
+	case err != nil:
+		noMPI = "no " + mpirun + " in PATH (apt-get install openmpi-bin)"
+	case strings.Contains(string(out), "Open MPI"):
+		mpirunArgs = []string{"--oversubscribe"} // more ranks than cores
 	}
 	if noMPI != "" {
 		if os.Getenv("CI") != "" { // .ci/run installs libopenmpi-dev
@@ -73,8 +88,8 @@ func record(t *testing.T, config string, env []string, args ...string) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "traces")
-	cmd := testproc.Command(t, "mpirun", append([]string{"-n", fmt.Sprint(ranks), "--oversubscribe",
-		occaProf, "--mpi", "--quiet", "--config", cfg, "--output", out, program}, args...)...)
+	cmd := testproc.Command(t, mpirun, append(append([]string{"-n", fmt.Sprint(ranks)}, mpirunArgs...),
+		append([]string{occaProf, "--mpi", "--quiet", "--config", cfg, "--output", out, program}, args...)...)...)
 	cmd.Env = append(os.Environ(), append([]string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 		"OMPI_MCA_rmaps_base_oversubscribe=1"}, env...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -315,12 +330,12 @@ func TestUntracedRank(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("[events]\nenable = [\"mpi\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(script, []byte("#!/bin/sh\n/bin/true\n[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && unset OCCA_TOOLS_CONFIG\nexec "+program+"\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n/bin/true\n[ \"${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\" = 1 ] && unset OCCA_TOOLS_CONFIG\nexec "+program+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "traces")
-	cmd := testproc.Command(t, "mpirun", "-n", fmt.Sprint(ranks), "--oversubscribe",
-		occaProf, "--mpi", "--quiet", "--config", cfg, "--output", out, script)
+	cmd := testproc.Command(t, mpirun, append(append([]string{"-n", fmt.Sprint(ranks)}, mpirunArgs...),
+		occaProf, "--mpi", "--quiet", "--config", cfg, "--output", out, script)...)
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, b)
