@@ -38,6 +38,9 @@ Summary reads traces (files, or a run directory holding every rank's
              calls, time, bytes, and the share of the ranks' time in MPI
              and in kernel launches; each rank's time in MPI is the
              ranks table's mpi_ns, its imbalance a row of imbalance
+  steps      (traces with MPI events) per user region name holding MPI
+             calls (a time step, marked with occa_tools_region_*): the
+             share of the regions' time spent in MPI
   drops      events lost, by rank and reason
 
 Drops and incomplete traces are reported first, as warnings. Times in
@@ -69,7 +72,7 @@ parts are skipped and the rest counted.
 
 var (
 	summaryFormat  = cmdSummary.Flag.String("format", "table", "output format: table, csv, json or markdown")
-	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, mpi, devices, memory, ranks, imbalance, openmp, drops)")
+	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, mpi, steps, devices, memory, ranks, imbalance, openmp, drops)")
 	summarySalvage = cmdSummary.Flag.Bool("salvage", false, "skip damaged chunks and summarize the rest")
 	summaryJobs    = cmdSummary.Flag.Int("j", 0, "traces read at once (0: number of CPUs)")
 	summaryShard   = cmdSummary.Flag.String("shard", "", "sum shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")

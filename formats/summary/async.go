@@ -28,7 +28,7 @@ type batch struct {
 }
 
 // ent is a batch entry: of a launch or a copy, only what the summing reads
-// (72 bytes, not analysis.Row's 136); of another row, its index in full.
+// (72 bytes, not analysis.Row's 160); of another row, its index in full.
 type ent struct {
 	kind  trace.Kind
 	full  int32 // 1 + index in batch.full; 0 for a launch or a copy

@@ -6,9 +6,11 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/analysis"
+	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -130,5 +132,45 @@ func TestUnionSeal(t *testing.T) {
 	o.Merge(&u)
 	if got := o.Total(); got != want+10 {
 		t.Errorf("merged %d, want %d", got, want+10)
+	}
+}
+
+// The steps table: per region name, the MPI time of the calls inside the
+// regions on their thread; a region without MPI calls is no step, and one
+// holding more calls than are kept is counted as truncated.
+func TestSteps(t *testing.T) {
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	c := NewCollector()
+	add := func(r analysis.Row) {
+		r.DevDur = -1
+		if err := c.Add(p, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mpi := func(thread uint32, start, dur int64) {
+		add(analysis.Row{Kind: trace.MpiP2PBegin, Thread: thread, Start: start, Dur: dur, Name: "send"})
+	}
+	region := func(thread uint32, name string, start, dur int64) {
+		add(analysis.Row{Kind: trace.RegionPush, Thread: thread, Start: start, Dur: dur, Name: name})
+	}
+	mpi(0, 10, 10)
+	mpi(0, 30, 5)
+	region(0, "step", 5, 35) // 15 ns of MPI
+	mpi(0, 50, 10)
+	region(0, "step", 45, 25) // 10 ns
+	region(0, "other", 80, 10)
+	region(1, "step", 0, 100) // thread 1 made no call
+	for i := range int64(stepRing + 1) {
+		mpi(2, 1000+2*i, 1)
+	}
+	region(2, "long", 999, 10000) // holds more calls than are kept
+	rep := c.Report()
+	var got []string
+	for _, r := range rep.Table("steps").Rows {
+		got = append(got, strings.TrimSpace(fmt.Sprintln(r...)))
+	}
+	want := []string{"long 1 0 0 0 1", "step 2 60 25 41.666666666666664 0"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("steps: %q, want %q", got, want)
 	}
 }

@@ -58,6 +58,7 @@ type partialFile struct {
 	Builds  map[string]*partialBuild  `json:"builds"`
 	API     map[string]*distJSON      `json:"api"`
 	MPI     map[string]*partialMPI    `json:"mpi"`
+	Steps   map[string]*partialStep   `json:"steps"`
 	OpenMP  map[string]*partialOMP    `json:"openmp"`
 	Devices []*partialDevice          `json:"devices"`
 	Ranks   map[string]*partialRank   `json:"ranks"` // by rank, in decimal
@@ -89,6 +90,13 @@ type partialMPI struct {
 	distJSON
 	Kind  string `json:"kind"`
 	Bytes uint64 `json:"bytes"`
+}
+
+type partialStep struct {
+	Regions   int64 `json:"regions"`
+	Truncated int64 `json:"truncated"`
+	Time      int64 `json:"time_ns"`
+	MPI       int64 `json:"mpi_ns"`
 }
 
 type partialBuild struct {
@@ -211,7 +219,7 @@ func (c *Collector) WritePartial(w io.Writer, shard string, traces []TraceID) er
 	c.ompFinishAll()
 	f := partialFile{Format: PartialFormat, Version: PartialVersion, Shard: shard, Traces: traces,
 		Kernels: map[string]*partialKernel{}, Copies: map[string]*partialCopy{}, Builds: map[string]*partialBuild{},
-		API: map[string]*distJSON{}, MPI: map[string]*partialMPI{}, OpenMP: map[string]*partialOMP{}, Ranks: map[string]*partialRank{}}
+		API: map[string]*distJSON{}, MPI: map[string]*partialMPI{}, Steps: map[string]*partialStep{}, OpenMP: map[string]*partialOMP{}, Ranks: map[string]*partialRank{}}
 	if f.Traces == nil {
 		f.Traces = []TraceID{}
 	}
@@ -230,6 +238,9 @@ func (c *Collector) WritePartial(w io.Writer, shard string, traces []TraceID) er
 	}
 	for k, v := range c.mpi {
 		f.MPI[k] = &partialMPI{v.Dist.toJSON(), v.kind.String(), v.bytes}
+	}
+	for k, v := range c.steps {
+		f.Steps[k] = &partialStep{v.regions, v.truncated, v.time, v.mpi}
 	}
 	for k, v := range c.ompBy {
 		f.OpenMP[k] = &partialOMP{v.launches, v.regions, v.implicit, v.maxBusy, v.meanBusy, v.implicitNS, v.idleNS,
@@ -352,6 +363,12 @@ func ReadPartial(path string) (*Collector, []TraceID, error) {
 			return nil, nil, err
 		}
 		c.mpi[k] = ms
+	}
+	for k, v := range f.Steps {
+		if v == nil {
+			return fail("steps.%s: missing", k)
+		}
+		c.steps[k] = &stepStats{v.Regions, v.Truncated, v.Time, v.MPI}
 	}
 	for k, v := range f.OpenMP {
 		if v == nil || math.IsNaN(v.MeanBusy) || math.IsInf(v.MeanBusy, 0) {

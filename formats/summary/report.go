@@ -141,6 +141,9 @@ func (c *Collector) Report() *Report {
 	if mt := c.mpiTable(); mt != nil {
 		rep.Tables = append(rep.Tables, mt)
 	}
+	if st := c.stepTable(); st != nil {
+		rep.Tables = append(rep.Tables, st)
+	}
 
 	// Devices.
 	dt := &Table{Name: "devices", Title: "Per device (busy = union of a process's intervals, summed over processes; sums count overlapping work more than once)",

@@ -96,7 +96,9 @@ type Collector struct {
 	copyBy  [16]*copyStats
 	kernBy  []kernSlot // the last process's kernels by id
 
-	mpi map[string]*mpiStats // MPI calls by function (mpi.go)
+	mpi     map[string]*mpiStats  // MPI calls by function (mpi.go)
+	steps   map[string]*stepStats // user regions holding MPI calls (mpi.go)
+	threads []*threadSteps        // the current trace's threads' latest calls (mpi.go)
 
 	omp   map[*analysis.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
 	ompBy map[string]*ompStats           // OpenMP figures by kernel
@@ -109,7 +111,7 @@ func NewCollector() *Collector {
 	return &Collector{
 		kernels: map[string]*kernelStats{}, copies: map[string]*copyStats{}, builds: map[string]*buildStats{},
 		api: map[string]*Dist{}, devices: map[devKey]*deviceStats{}, ranks: map[int64]*rankStats{},
-		mem: map[int64]*analysis.MemoryInUse{}, mpi: map[string]*mpiStats{},
+		mem: map[int64]*analysis.MemoryInUse{}, mpi: map[string]*mpiStats{}, steps: map[string]*stepStats{},
 	}
 }
 
@@ -229,6 +231,11 @@ func (c *Collector) add(p *analysis.Process, r *analysis.Row) {
 	case trace.MpiCallBegin, trace.MpiP2PBegin, trace.MpiCollectiveBegin, trace.MpiWaitBegin:
 		if paired {
 			c.addMPI(rs, r)
+			c.stepCall(r.Thread, r.Start, r.Dur)
+		}
+	case trace.RegionPush:
+		if paired {
+			c.stepRegion(r)
 		}
 	default:
 		if r.OMP != nil {
@@ -352,6 +359,7 @@ func (c *Collector) Finish(res *analysis.Result) {
 	// The trace's busy times are final: keep their totals only, so that
 	// a run of any number of ranks is summed in bounded memory. Busy time
 	// is per process: two traces of one rank add up.
+	c.threads = nil
 	rs.apiBusy.Seal()
 	for k, ds := range c.devices {
 		if k.rank == p.Rank {
@@ -403,6 +411,9 @@ func (a *Collector) Absorb(c *Collector) {
 	}
 	for k, v := range c.mpi {
 		getOr(a.mpi, k).merge(v)
+	}
+	for k, v := range c.steps {
+		getOr(a.steps, k).merge(v)
 	}
 	for k, v := range c.ompBy {
 		if a.ompBy == nil {
