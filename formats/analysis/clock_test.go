@@ -25,20 +25,9 @@ func TestClockAlignment(t *testing.T) {
 		{Kind: trace.Marker, Time: ms(200)},
 	}
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, tracetest.Header())
-	if err != nil {
+	if err := tracetest.WriteEvents(&buf, tracetest.Header(), nil, evs); err != nil {
 		t.Fatal(err)
 	}
-	b := w.Batch(0)
-	for i := range evs {
-		if err := b.AddEvent(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.WriteBatch(b); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
 	path := filepath.Join(t.TempDir(), "t.occatrace")
 	os.WriteFile(path, buf.Bytes(), 0o644)
 

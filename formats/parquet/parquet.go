@@ -212,6 +212,12 @@ func (t *ompTables) close(res *analysis.Result) error {
 	info, _ := json.Marshal(analysis.Info(res.Process, res))
 	w.SetKeyValueMetadata(KeyProcess, string(info))
 	_, err = w.Write(omp.EdgeRecords(res.Process, res.Tasks))
+	return closeFile(err, w, bw, f)
+}
+
+// closeFile finishes a table written through w, bw and f, and returns the
+// first error, err's included, naming the file.
+func closeFile(err error, w io.Closer, bw *bufio.Writer, f *os.File) error {
 	if e := w.Close(); err == nil {
 		err = e
 	}
@@ -237,17 +243,5 @@ func WriteProcesses(path string, infos []analysis.ProcessInfo) error {
 	w := pq.NewGenericWriter[analysis.ProcessInfo](bw, pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		pq.CreatedBy("occa-tools", "", ""), pq.KeyValueMetadata(KeySchemaVersion, analysis.SchemaVersion))
 	_, err = w.Write(infos)
-	if e := w.Close(); err == nil {
-		err = e
-	}
-	if e := bw.Flush(); err == nil {
-		err = e
-	}
-	if e := f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return closeFile(err, w, bw, f)
 }

@@ -14,30 +14,15 @@ import (
 // writeTrace writes one thread's events, with tracetest's defs, to a file.
 func writeTrace(t testing.TB, evs []trace.Event) string {
 	t.Helper()
+	return writeFile(t, tracetest.Header(), evs)
+}
+
+// writeFile writes evs as a trace of header h, with tracetest's defs, to a
+// file and returns its path.
+func writeFile(t testing.TB, h *trace.Header, evs []trace.Event) string {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, tracetest.Header())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteDefs(tracetest.Defs()); err != nil {
-		t.Fatal(err)
-	}
-	b := w.Batch(0)
-	for i := range evs {
-		err := b.AddEvent(&evs[i])
-		if err == trace.ErrBatchFull {
-			if err = w.WriteBatch(b); err == nil {
-				err = b.AddEvent(&evs[i])
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.WriteBatch(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := tracetest.WriteEvents(&buf, h, tracetest.Defs(), evs); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "t.occatrace")

@@ -1,10 +1,6 @@
 package perfetto
 
 import (
-	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -25,31 +21,9 @@ func mpiFunction(t *testing.T, name string) uint64 {
 
 // writeRank writes events as the trace of rank.
 func writeRank(t *testing.T, rank int64, evs []trace.Event) string {
-	t.Helper()
-	var buf bytes.Buffer
 	h := tracetest.Header()
 	h.Rank, h.PID = rank, 1000+rank
-	w, err := trace.NewWriter(&buf, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := w.Batch(0)
-	for i := range evs {
-		if err := b.AddEvent(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.WriteBatch(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), fmt.Sprintf("r%d.occatrace", rank))
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeFile(t, h, evs)
 }
 
 // Each message is a flow from its send, on the sender's trace, to its

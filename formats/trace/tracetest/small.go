@@ -112,3 +112,33 @@ func WriteSmall(w io.Writer, o SmallOptions) error {
 	}
 	return tw.Close()
 }
+
+// WriteEvents writes a trace of header h: defs (when any), then evs as one
+// thread's batches, then the final stats.
+func WriteEvents(w io.Writer, h *trace.Header, defs []trace.Def, evs []trace.Event) error {
+	tw, err := trace.NewWriter(w, h)
+	if err != nil {
+		return err
+	}
+	if len(defs) > 0 {
+		if err := tw.WriteDefs(defs); err != nil {
+			return err
+		}
+	}
+	b := tw.Batch(0)
+	for i := range evs {
+		err := b.AddEvent(&evs[i])
+		if err == trace.ErrBatchFull {
+			if err = tw.WriteBatch(b); err == nil {
+				err = b.AddEvent(&evs[i])
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := tw.WriteBatch(b); err != nil {
+		return err
+	}
+	return tw.Close()
+}
