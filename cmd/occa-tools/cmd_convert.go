@@ -72,9 +72,11 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 track. A track has at most 256 sibling lanes: slices
                 overlapping more are left out, counted on stderr.
                 Over 2 GiB the trace stays split, one file per trace
-                (events-rankNNNNN.perfetto-trace); one trace's file over
-                2 GiB, which the UI cannot load by itself, is an error
-                (exit status 1) that says how to open it.
+                (events-rankNNNNN.perfetto-trace), and a trace that would
+                pass 2 GiB by itself is split by time into parts
+                (events-rankNNNNN-part0002.perfetto-trace, ...) that each
+                load by themselves, said on stderr; flows between two
+                parts are not shown.
   -to chrome    events-rankNNNNN.json, Chrome trace-event JSON for
                 chrome://tracing and ui.perfetto.dev: pid = rank, tid =
                 thread, calls and regions as complete events, launches'
@@ -175,14 +177,14 @@ func joinPerfetto(env *Env, dir string, part shard, files []string) error {
 			}
 		}
 		if len(over) > 0 {
-			// Splitting one rank's timeline into loadable parts is not done
-			// yet: say so, and fail, rather than leave a file that the UI
+			// The writer ends its parts well before MaxTrace: a file over it
+			// would be a bug, and is an error rather than a file the UI
 			// refuses without a word.
 			fmt.Fprintf(env.Stderr, "occa-tools convert: over the 2 GiB that ui.perfetto.dev loads by itself: %s. Open it with `trace_processor_shell --httpd FILE` and ui.perfetto.dev (which then has no size limit), or record less (a config's [events] or a trigger window)\n", strings.Join(over, ", "))
 			return errSilent
 		}
 		if len(files) > 1 {
-			fmt.Fprintf(env.Stderr, "occa-tools convert: the Perfetto trace would be %d MiB, over the 2 GiB that ui.perfetto.dev and protobuf parsers load: it stays split into %d files, one per trace, in %s\n", total>>20, len(files), dir)
+			fmt.Fprintf(env.Stderr, "occa-tools convert: the Perfetto trace would be %d MiB, over the 2 GiB that ui.perfetto.dev and protobuf parsers load: it stays in %d files that each load by themselves, in %s\n", total>>20, len(files), dir)
 		}
 		return nil
 	}
@@ -281,6 +283,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	var shared processStrings
 	have := make([]bool, len(paths))
 	files := make([]string, len(paths))
+	parts := make([][]string, len(paths)) // a Perfetto trace split into parts: every part
 	errs := analysis.Parallel(len(paths), *convertJobs, func(i int) error {
 		var w rankWriter
 		opts := analysis.Options{Salvage: *convertSalvage, Window: o.window, Reference: ref,
@@ -307,6 +310,11 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			if cerr := w.Close(res); err == nil {
 				err = cerr
 			}
+			if pw, ok := w.(interface{ Paths() []string }); ok && len(pw.Paths()) > 1 {
+				parts[i] = pw.Paths()
+				fmt.Fprintf(env.Stderr, "occa-tools convert: %s: the Perfetto trace would pass the 2 GiB that ui.perfetto.dev loads: it is split by time into %d traces that each load by themselves (%s, then -part0002 on); flows between two of them are not shown\n",
+					paths[i], len(parts[i]), files[i])
+			}
 			if lo, ok := w.(interface{ LeftOut() int64 }); ok && lo.LeftOut() > 0 {
 				fmt.Fprintf(env.Stderr, "occa-tools convert: %s: %d slices overlapped, without nesting, the slices of %d lanes of their track and were left out of the Perfetto trace; -to csv or parquet keeps every row\n",
 					paths[i], lo.LeftOut(), perfetto.MaxLanes)
@@ -324,8 +332,11 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	}
 	if o.finish != nil && !failed {
 		var written []string
-		for _, f := range files {
-			if f != "" {
+		for i, f := range files {
+			switch {
+			case parts[i] != nil:
+				written = append(written, parts[i]...)
+			case f != "":
 				written = append(written, f)
 			}
 		}

@@ -239,38 +239,43 @@ func TestPickShard(t *testing.T) {
 }
 
 // Perfetto's 2 GiB: traces that together pass it stay split, with a line
-// saying so; one trace past it is an error saying how to open it.
+// saying so; a trace that would pass it by itself is split by time into
+// parts, said on stderr.
 func TestConvertPerfettoLimit(t *testing.T) {
 	runDir := shardRun(t)
 	single := filepath.Join(runDir, "t0.occatrace")
-	st, err := os.Stat(single)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func(m int64) { perfetto.MaxTrace = m }(perfetto.MaxTrace)
 	convert := func(out string, in string) (int, string) {
 		var so, se strings.Builder
 		st := run([]string{"convert", "-to", "perfetto", "-o", out, in}, &Env{Stdout: &so, Stderr: &se})
 		return st, se.String()
 	}
-	// Each trace's Perfetto file is smaller than its trace; eight together
-	// are larger.
+	whole := filepath.Join(t.TempDir(), "whole")
+	if code, se := convert(whole, single); code != 0 {
+		t.Fatalf("status %d: %s", code, se)
+	}
+	st, err := os.Stat(filepath.Join(whole, "trace.perfetto-trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(m int64) { perfetto.MaxTrace = m }(perfetto.MaxTrace)
+	// One trace's file is under the limit; eight together are over it.
 	perfetto.MaxTrace = 2 * st.Size()
 	out := filepath.Join(t.TempDir(), "split")
 	code, se := convert(out, runDir)
-	if want := "it stays split into 8 files, one per trace, in " + out; code != 0 || !strings.Contains(se, want) {
+	if want := "it stays in 8 files that each load by themselves, in " + out; code != 0 || !strings.Contains(se, want) {
 		t.Errorf("split: status %d, %q, want %q", code, se, want)
 	}
 	if got := files(t, out); len(got) != 9 || got[0] != "events-rank00001.perfetto-trace" || got[8] != "processes/part-00000-of-00001.csv" {
 		t.Errorf("split files: %q", got)
 	}
-	perfetto.MaxTrace = 100
-	out = filepath.Join(t.TempDir(), "over")
+	// One trace over the limit: parts.
+	perfetto.MaxTrace = st.Size() * 3 / 4
+	out = filepath.Join(t.TempDir(), "parts")
 	code, se = convert(out, single)
-	if want := "over the 2 GiB that ui.perfetto.dev loads by itself: " + filepath.Join(out, "events-rank00001.perfetto-trace"); code != 1 || !strings.Contains(se, want) || !strings.Contains(se, "trace_processor_shell --httpd") {
-		t.Errorf("one over: status %d, %q, want 1 and %q", code, se, want)
+	if want := "the Perfetto trace would pass the 2 GiB that ui.perfetto.dev loads: it is split by time into 2 traces"; code != 0 || !strings.Contains(se, want) {
+		t.Errorf("parts: status %d, %q, want 0 and %q", code, se, want)
 	}
-	if _, err := os.Stat(filepath.Join(out, "processes", "part-00000-of-00001.csv")); err != nil {
-		t.Errorf("one over: no process table: %v", err)
+	if got := files(t, out); !slices.Equal(got, []string{"events-rank00001-part0002.perfetto-trace", "events-rank00001.perfetto-trace", "processes/part-00000-of-00001.csv"}) {
+		t.Errorf("parts: files %q", got)
 	}
 }

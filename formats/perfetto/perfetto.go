@@ -32,6 +32,10 @@
 // timestamp. Times are unix ns (the trace's default clock): ranks on
 // different nodes line up.
 //
+// Output that would pass MaxTrace, which the UI and protobuf parsers cannot
+// load, is split by time into parts that are traces of their own (split,
+// PartPath).
+//
 // Add only copies the row into a batch (and, every ReorderRows/2 rows,
 // sorts the new rows' keys); a goroutine per writer merges them into start
 // order, assigns lanes and encodes the packets (hand-rolled protobuf into
@@ -46,8 +50,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -167,14 +173,22 @@ type Writer struct {
 	newAnnots []int
 	err       error
 	Bytes     int64
+	// descs are the track descriptor packets written so far, which each
+	// part of a split trace starts with; fileStart is Bytes when the
+	// current part began.
+	descs     [][]byte
+	fileStart int64
+	parts     int // files begun after the first
 
 	// file side: full buffers go to a goroutine of their own that writes
-	// them, so the syscalls run beside encoding.
+	// them, so the syscalls run beside encoding. A nil buffer tells it to
+	// start the next part (split); paths lists the files, in order.
 	wfull chan []byte
 	wfree chan []byte
 	wdone chan struct{}
 	wfail atomic.Bool // wErr was set before
 	wErr  error
+	paths []string
 }
 
 type thread struct {
@@ -255,7 +269,7 @@ func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, p: p, seq: seq, pid: p.Rank + 1,
+	w := &Writer{f: f, p: p, seq: seq, pid: p.Rank + 1, paths: []string{path},
 		seqFields: append(putVarint([]byte{fPktSeqID << 3}, uint64(seq)), fPktSeqFlags<<3, seqNeedsIncrState),
 		seenTh:    map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, chunks), free: make(chan *batch, chunks), done: make(chan struct{}),
@@ -398,6 +412,10 @@ func (w *Writer) run() {
 func (w *Writer) fileWriter() {
 	defer close(w.wdone)
 	for b := range w.wfull {
+		if b == nil {
+			w.nextFile()
+			continue
+		}
 		if w.wErr == nil {
 			if _, err := w.f.Write(b); err != nil {
 				w.wErr = err
@@ -407,6 +425,67 @@ func (w *Writer) fileWriter() {
 		w.wfree <- b[:0]
 	}
 }
+
+// nextFile closes the current part and creates the next (file side).
+func (w *Writer) nextFile() {
+	if w.wErr != nil {
+		return
+	}
+	if err := w.f.Close(); err != nil {
+		w.wErr = fmt.Errorf("%s: %w", w.f.Name(), err)
+		w.wfail.Store(true)
+		return
+	}
+	path := PartPath(w.paths[0], len(w.paths)+1)
+	f, err := os.Create(path)
+	if err != nil {
+		w.wErr = err
+		w.wfail.Store(true)
+		return
+	}
+	w.f, w.paths = f, append(w.paths, path)
+}
+
+// PartPath names part n (from 2) of the trace written to path:
+// events-rank00003-part0002.perfetto-trace for events-rank00003.perfetto-trace.
+func PartPath(path string, n int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-part%04d%s", strings.TrimSuffix(path, ext), n, ext)
+}
+
+// partSize is where a part ends: under MaxTrace by room for the row that
+// crosses it and what the trace writes at its end (in a 2 GiB trace, 256
+// MiB).
+func partSize() int64 { return MaxTrace - MaxTrace/8 }
+
+// split ends the current part when it has reached partSize and starts the
+// next, between two rows, so that no slice is cut in two. A part is a trace
+// of its own: it starts by clearing the interned names and describes every
+// track again. A flow whose ends fall in two parts is in neither.
+func (w *Writer) split() {
+	if w.Bytes-w.fileStart+int64(len(w.out)) < partSize() || w.err != nil {
+		return
+	}
+	w.writeOut()
+	if w.err != nil {
+		return
+	}
+	w.wfull <- nil
+	w.fileStart = w.Bytes
+	w.parts++
+	w.names = map[nameKey]uint64{}
+	w.nameCache = [nameCacheSize]nameCacheEntry{}
+	w.annots = [annotCount]bool{}
+	w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
+	w.packet(enc(nil).uint(fPktSeqID, uint64(w.seq)).uint(fPktSeqFlags, seqIncrementalClr).uint(fPktFirstOnSeq, 1))
+	for _, d := range w.descs {
+		w.out = append(w.out, d...)
+	}
+}
+
+// Paths returns the files written, in order: the path given to Create, then
+// the parts it was split into (PartPath). Valid after Close.
+func (w *Writer) Paths() []string { return w.paths }
 
 func (w *Writer) addBatch(b *batch) {
 	for _, t := range b.threads {
@@ -498,6 +577,7 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 			w.late++
 		}
 		w.last = max(w.last, r.Start)
+		w.split()
 		w.write(r)
 	}
 	// The held rows stay where the merge put them (no copy back); the
@@ -563,7 +643,12 @@ func (w *Writer) packet(pkt enc) {
 }
 
 func (w *Writer) trackPacket(td enc) {
-	w.packet(enc(nil).uint(fPktSeqID, uint64(w.seq)).bytes(fPktTrackDesc, td))
+	pkt := enc(nil).bytes(fTracePacket, enc(nil).uint(fPktSeqID, uint64(w.seq)).bytes(fPktTrackDesc, td))
+	w.descs = append(w.descs, pkt)
+	w.out = append(w.out, pkt...)
+	if len(w.out) >= outFlush {
+		w.writeOut()
+	}
 }
 
 // threadsLoMax bounds the thread indices kept in a slice, not the map.

@@ -1,0 +1,69 @@
+package perfetto
+
+import (
+	"cmp"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+// A trace whose Perfetto output would pass MaxTrace is split by time into
+// parts: each under MaxTrace, each a trace of its own (its tracks
+// described, its names interned, no slice cut in two), and together the
+// slices of the unsplit output, exactly.
+func TestSplit(t *testing.T) {
+	g := tracetest.NewGen(7)
+	evs := make([]trace.Event, 40000)
+	for i := range evs {
+		g.Next(&evs[i])
+	}
+	path := writeTrace(t, evs)
+	type key struct {
+		track, name string
+		start, end  int64
+	}
+	slicesOf := func(data []byte) []key {
+		d := decode(t, data)
+		var out []key
+		for u, ss := range d.slices(t) {
+			for _, s := range ss {
+				out = append(out, key{d.tracks[u], s.b.name, s.start, s.end})
+			}
+		}
+		return out
+	}
+	cmpKey := func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.track, b.track), cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end), cmp.Compare(a.name, b.name))
+	}
+	whole := convertFile(t, path)
+	want := slicesOf(whole)
+	slices.SortFunc(want, cmpKey)
+
+	defer func(m int64) { MaxTrace = m }(MaxTrace)
+	MaxTrace = int64(len(whole)) / 5
+	w, _ := convertWith(t, path)
+	if len(w.Paths()) < 5 {
+		t.Fatalf("%d parts of a %d-byte trace with parts of %d bytes", len(w.Paths()), len(whole), partSize())
+	}
+	var got []key
+	for i, p := range w.Paths() {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(data)) >= MaxTrace {
+			t.Errorf("part %d: %d bytes, not under %d", i+1, len(data), MaxTrace)
+		}
+		got = append(got, slicesOf(data)...) // decode fails on a part that is not a trace of its own
+	}
+	slices.SortFunc(got, cmpKey)
+	if len(got) != len(want) || !slices.Equal(got, want) {
+		t.Errorf("the parts hold %d slices, the whole trace %d; they differ", len(got), len(want))
+	}
+	if PartPath("d/events-rank00003.perfetto-trace", 2) != "d/events-rank00003-part0002.perfetto-trace" {
+		t.Errorf("PartPath: %s", PartPath("d/events-rank00003.perfetto-trace", 2))
+	}
+}
