@@ -164,16 +164,42 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 
 		// prev keeps every argument: the correlation and time slots are
 		// never compared, and the others are equal to it when same holds.
+		// Unrolled (n <= MaxArgs): a loop here keeps its index and the
+		// flags on the stack, the loop's state taking every register.
 		prev := &b.prev[k]
 		args := rec[flatHeader:size]
-		var differ uint16
-		for j := 0; j+8 <= len(args); j += 8 {
-			if v := binary.LittleEndian.Uint64(args[j:]); v != prev[j/8] {
-				differ |= 1 << (j / 8)
-				prev[j/8] = v
+		var differ uint
+		if n > 0 {
+			if v := binary.LittleEndian.Uint64(args[0:]); v != prev[0] {
+				prev[0], differ = v, 1
+			}
+			if n > 1 {
+				if v := binary.LittleEndian.Uint64(args[8:]); v != prev[1] {
+					prev[1], differ = v, differ|2
+				}
+				if n > 2 {
+					if v := binary.LittleEndian.Uint64(args[16:]); v != prev[2] {
+						prev[2], differ = v, differ|4
+					}
+					if n > 3 {
+						if v := binary.LittleEndian.Uint64(args[24:]); v != prev[3] {
+							prev[3], differ = v, differ|8
+						}
+						if n > 4 {
+							if v := binary.LittleEndian.Uint64(args[32:]); v != prev[4] {
+								prev[4], differ = v, differ|16
+							}
+							if n > 5 {
+								if v := binary.LittleEndian.Uint64(args[40:]); v != prev[5] {
+									prev[5], differ = v, differ|32
+								}
+							}
+						}
+					}
+				}
 			}
 		}
-		same := ki.refs != 0 && differ&ki.refs == 0
+		same := ki.refs != 0 && differ&uint(ki.refs) == 0
 		h := i
 		head := byte(k)
 		i = putUvarint(buf, i+1, delta)
@@ -233,6 +259,10 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 	b.last, b.corr, b.n = last, corr, count
 	return off, stop
 }
+
+// encodeFlat's unrolled argument comparison covers MaxArgs = 6 exactly:
+// this fails to compile otherwise.
+var _ = [1]struct{}{}[MaxArgs-6]
 
 // maxFlatEvent is the most bytes one event encodes to: head, delta and
 // MaxArgs arguments of 10 bytes each.
