@@ -11,9 +11,9 @@
 // the adapter says how many at exit.
 //
 // Serial and OpenMP run the kernel inside the launch, so the device start is
-// the host time right after the first tag and the launch gets a full device
-// interval; other backends get the duration alone (start 0, see
-// occa_tools_kernel_device_time).
+// the host time right after the first tag. Asynchronous backends (CUDA, HIP,
+// OpenCL) place a start on the host clock without waiting for the device:
+// see DeviceClock.
 #include <cmath>
 #include <exception>
 #include <mutex>
@@ -30,7 +30,8 @@ struct Pending {
   uint64_t correlation_id = 0;
   const void *mode_device = nullptr;
   const void *mode_stream = nullptr;
-  uint64_t host_start_ns = 0;
+  uint64_t host_before_ns = 0;  // before the start tag was asked for
+  uint64_t host_start_ns = 0;   // after it
   bool synchronous = false;
   bool have_end = false;
   // At the mirror's size: libocca.can_time requires OCCA 2.0's tag layout.
@@ -83,28 +84,121 @@ std::vector<Pending *> take(Match &&match) {
   return out;
 }
 
-void report(occa::device *d, std::vector<Pending *> &done) {
-  for (Pending *p : done) {
-    double seconds = -1;
-    // A tag whose device went away reads as uninitialised: never time it.
-    if (real.stream_tag_mode(p->start_tag()) && real.stream_tag_mode(p->end_tag())) {
-      try {
-        seconds = real.device_time_between(d, *p->start_tag(), *p->end_tag());
-      } catch (...) {
-        seconds = -1;
-      }
+// The seconds between two tags of device d, or NaN where OCCA cannot say. A
+// tag whose device went away reads as uninitialised: never time it.
+double time_between(occa::device *d, occa::streamTag *from, occa::streamTag *to) {
+  if (!real.stream_tag_mode(from) || !real.stream_tag_mode(to))
+    return NAN;
+  try {
+    double seconds = real.device_time_between(d, *from, *to);
+    return std::isfinite(seconds) ? seconds : NAN;
+  } catch (...) {
+    return NAN;
+  }
+}
+
+// DeviceClock puts an asynchronous device's launches on the host clock
+// without waiting for the device. Its reference is the start tag of the
+// first launch read on that device, and timeBetween(reference, start) puts
+// every later start on one device timeline. The device cannot pass a tag
+// before the host has asked for it, so (host time before the tag - the tag's
+// place on the timeline) is a lower bound of the offset between the two
+// clocks; the largest bound seen is the estimate. It is as close as the
+// quickest tag was to its request: a launch on an idle stream, a few us on
+// CUDA. CUDA gives timeBetween in float milliseconds (60 ns steps at 1 s,
+// 60 us at 1000 s), so once a start is more than a second past the
+// reference, that launch's start tag becomes the reference.
+struct DeviceClock {
+  const void *mode_device = nullptr;
+  Pending *reference = nullptr;  // kept for its start tag
+  int64_t reference_ns = 0;      // the reference tag's place on the timeline
+  int64_t offset_ns = 0;         // host clock - timeline, once have_offset
+  bool have_offset = false;
+};
+
+constexpr int64_t move_reference_after_ns = 1000000000;
+
+std::mutex clock_mu;  // guards clocks and what they hold
+std::vector<DeviceClock> &clocks = *new std::vector<DeviceClock>;  // leaked: used at exit
+
+DeviceClock &device_clock(const void *mode_device) {
+  for (DeviceClock &c : clocks)
+    if (c.mode_device == mode_device)
+      return c;
+  clocks.emplace_back();
+  clocks.back().mode_device = mode_device;
+  return clocks.back();
+}
+
+// place puts p's start on c's timeline (*start, ns) and tightens c's
+// offset. It keeps p (*keep) when p's start tag becomes the reference.
+bool place(occa::device *d, DeviceClock &c, Pending *p, int64_t *start, bool *keep) {
+  if (!c.reference) {
+    c.reference = p;
+    *start = 0;
+    *keep = true;
+  } else {
+    double seconds = time_between(d, c.reference->start_tag(), p->start_tag());
+    if (std::isnan(seconds))
+      return false;
+    *start = c.reference_ns + std::llround(seconds * 1e9);
+    if (*start - c.reference_ns > move_reference_after_ns) {
+      delete c.reference;
+      c.reference = p;
+      c.reference_ns = *start;
+      *keep = true;
     }
-    if (seconds >= 0 && std::isfinite(seconds)) {
-      uint64_t ns = uint64_t(std::llround(seconds * 1e9));
-      if (p->synchronous)
-        api.kernel_device_time(p->correlation_id, p->host_start_ns, p->host_start_ns + ns);
+  }
+  int64_t bound = int64_t(p->host_before_ns) - *start;
+  if (!c.have_offset || bound > c.offset_ns)
+    c.offset_ns = bound;
+  c.have_offset = true;
+  return true;
+}
+
+// report hands the device times of the completed launches done to the
+// runtime. Asynchronous ones are placed on the host clock after the whole
+// batch has tightened the offset: then no start is before its own request.
+void report(occa::device *d, std::vector<Pending *> &done) {
+  struct Placed {
+    uint64_t correlation_id;
+    int64_t start_ns;  // on the timeline
+    uint64_t ns;
+  };
+  std::vector<Placed> placed;
+  std::lock_guard<std::mutex> g(clock_mu);
+  DeviceClock *clock = nullptr;
+  for (Pending *p : done) {
+    bool keep = false;
+    double seconds = time_between(d, p->start_tag(), p->end_tag());
+    if (std::isnan(seconds) || seconds < 0) {
+      untimed.fetch_add(1, std::memory_order_relaxed);
+    } else if (uint64_t ns = uint64_t(std::llround(seconds * 1e9)); p->synchronous) {
+      api.kernel_device_time(p->correlation_id, p->host_start_ns, p->host_start_ns + ns);
+    } else {
+      int64_t start = 0;
+      bool ok = false;
+      try {
+        if (!clock) {
+          placed.reserve(done.size());  // then push_back cannot throw
+          clock = &device_clock(p->mode_device);
+        }
+        // A batch is one device's (see take): another would need its own clock.
+        ok = clock->mode_device == p->mode_device && place(d, *clock, p, &start, &keep);
+      } catch (...) {  // no memory: the duration alone
+      }
+      if (ok)
+        placed.push_back({p->correlation_id, start, ns});
       else
         api.kernel_device_time(p->correlation_id, 0, ns);
-    } else {
-      untimed.fetch_add(1, std::memory_order_relaxed);
     }
-    delete p;
+    if (!keep)
+      delete p;
     pending_times.fetch_sub(1, std::memory_order_relaxed);
+  }
+  for (const Placed &t : placed) {
+    uint64_t start = uint64_t(t.start_ns + clock->offset_ns);
+    api.kernel_device_time(t.correlation_id, start, start + t.ns);
   }
 }
 
@@ -126,6 +220,7 @@ LaunchTiming::LaunchTiming(const occa::kernel *k, uint64_t correlation_id)
     p->mode_device = real.device_mode_device(device_);
     p->mode_stream = current_stream(device_);
     p->synchronous = info && info->synchronous;
+    p->host_before_ns = api.now_ns();
     try {
       new (p->start) occa::streamTag(real.device_tag_stream(device_));
     } catch (...) {
@@ -211,6 +306,14 @@ void forget_device(const void *mode_device) {
     delete p;
     pending_times.fetch_sub(1, std::memory_order_relaxed);
     untimed.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::lock_guard<std::mutex> g(clock_mu);
+  for (size_t i = 0; i < clocks.size(); i++) {
+    if (clocks[i].mode_device == mode_device) {
+      delete clocks[i].reference;
+      clocks.erase(clocks.begin() + i);
+      break;
+    }
   }
 }
 

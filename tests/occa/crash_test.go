@@ -19,10 +19,10 @@ import (
 func TestCrash(t *testing.T) {
 	needOCCA2(t)
 	config, _ := filepath.Abs("../../configs/default.toml")
-	for _, m := range modes("Serial", "OpenCL") {
+	for _, m := range modes("Serial", "OpenCL", "CUDA") {
 		for _, cc := range occatest.CrashCases {
 			for _, llvm := range []bool{false, true} {
-				if llvm && m[0] == "OpenCL" {
+				if llvm && m[0] != "Serial" {
 					continue
 				}
 				c := &occatest.Crash{Program: filepath.Join(bin, "crash"), Args: []string{m[1], okl, strconv.Itoa(launches), cc.How},
@@ -34,7 +34,7 @@ func TestCrash(t *testing.T) {
 					name += "-llvm"
 				}
 				t.Run(name, func(t *testing.T) {
-					skipOpenCL(t, m[0])
+					skipMissing(t, m[0])
 					c.Check(t)
 				})
 			}

@@ -8,11 +8,15 @@
 // tests/occa-standin/driver_versions.cpp, built against it); the other
 // programs use OCCA 2.0's API and skip, saying so, on OCCA 1.x.
 //
-// Modes: Serial and OpenMP, and OpenCL when OCCA was built with it
+// Modes: Serial and OpenMP; OpenCL when OCCA was built with it
 // (OCCA_ENABLE_OPENCL) and an OpenCL platform answers (POCL on a CPU will
-// do: Debian's pocl-opencl-icd); otherwise the OpenCL tests skip, saying
-// why. OCCA_OPENCL_PLATFORM_ID and OCCA_OPENCL_DEVICE_ID pick the OpenCL
-// device (0 and 0 by default).
+// do: Debian's pocl-opencl-icd); CUDA when OCCA was built with it and a GPU
+// answers (nvcc on the PATH compiles the kernels). A backend that cannot
+// run has its tests skip, saying why. OCCA_OPENCL_PLATFORM_ID,
+// OCCA_OPENCL_DEVICE_ID and OCCA_CUDA_DEVICE_ID pick the devices (0 by
+// default). On CUDA, TestCUDAVendorTimes checks device times against
+// CUPTI's when it finds CUPTI (CUPTI_DIR, or under CUDA_HOME or
+// /usr/local/cuda).
 //
 // CI has no OCCA (it is in no package registry); tests/adapter and
 // tests/crash run the same kind of checks there against a stand-in libocca.
@@ -45,10 +49,13 @@ var (
 	nekRS   bool
 	busyOKL string // programs/busy.okl
 
-	// openCL is the OpenCL device's properties, or "" when noOpenCL says
-	// why there is none.
-	openCL, noOpenCL string
+	// backends holds the asynchronous backends by mode name.
+	backends = map[string]*backend{}
 )
+
+// backend is an asynchronous OCCA backend: the device's properties, or
+// why its tests skip.
+type backend struct{ props, skip string }
 
 func TestMain(m *testing.M) {
 	occaDir = os.Getenv("OCCA_DIR")
@@ -81,10 +88,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "tests/occa:", err)
 		os.Exit(1)
 	}
-	findOpenCL()
-	if noOpenCL != "" {
-		fmt.Fprintf(os.Stderr, "tests/occa: the OpenCL tests will skip: %s\n", noOpenCL)
-	}
+	backends["OpenCL"] = findBackend("OpenCL", "OCCA_OPENCL_ENABLED", "cmake -DOCCA_ENABLE_OPENCL=ON",
+		fmt.Sprintf("{mode: 'OpenCL', platform_id: %s, device_id: %s}", env("OCCA_OPENCL_PLATFORM_ID", "0"), env("OCCA_OPENCL_DEVICE_ID", "0")))
+	backends["CUDA"] = findBackend("CUDA", "OCCA_CUDA_ENABLED", "cmake -DOCCA_ENABLE_CUDA=ON where the CUDA toolkit is found",
+		fmt.Sprintf("{mode: 'CUDA', device_id: %s}", env("OCCA_CUDA_DEVICE_ID", "0")))
 	code := m.Run()
 	os.RemoveAll(bin)
 	os.Exit(code)
@@ -131,7 +138,7 @@ func compile() error {
 		return err
 	}
 	if version >= 20000 {
-		for _, p := range []string{"vectors", "streams", "crash", "clprobe"} {
+		for _, p := range []string{"vectors", "streams", "crash", "probe"} {
 			cmds = append(cmds, []string{cxx, "-std=c++17", "-O2", "-I" + inc, "programs/" + p + ".cpp", "-o", filepath.Join(bin, p)})
 		}
 		cmds = append(cmds, []string{cc, "-std=c99", "-O2", "-I" + inc, "programs/capi.c", "-o", filepath.Join(bin, "capi")})
@@ -153,33 +160,33 @@ func copyFile(from, to string) error {
 	return err
 }
 
-// findOpenCL sets openCL, or noOpenCL to the reason there is none: OCCA
-// built without OpenCL, OCCA 1.x, or no OpenCL device (programs/clprobe.cpp).
-func findOpenCL() {
+// findBackend finds the backend mode: its device props when OCCA has it
+// (#define enabled 1 in its compiledDefines.hpp, which build says how to
+// get) and the device answers (programs/probe.cpp); else why not.
+func findBackend(mode, enabled, build, props string) *backend {
+	skip := func(format string, a ...any) *backend {
+		b := &backend{skip: fmt.Sprintf(format, a...)}
+		fmt.Fprintf(os.Stderr, "tests/occa: the %s tests will skip: %s\n", mode, b.skip)
+		return b
+	}
 	if version < 20000 {
-		noOpenCL = "the OpenCL tests' programs use OCCA 2.0's API"
-		return
+		return skip("the %s tests' programs use OCCA 2.0's API", mode)
 	}
 	defs, err := os.ReadFile(filepath.Join(occaDir, "include", "occa", "defines", "compiledDefines.hpp"))
 	if err != nil {
-		noOpenCL = fmt.Sprintf("cannot tell whether OCCA has OpenCL: %v", err)
-		return
+		return skip("cannot tell whether OCCA has %s: %v", mode, err)
 	}
-	if !strings.Contains(string(defs), "#define OCCA_OPENCL_ENABLED 1") {
-		noOpenCL = "this OCCA was built without OpenCL (cmake -DOCCA_ENABLE_OPENCL=ON)"
-		return
+	if !strings.Contains(string(defs), "#define "+enabled+" 1") {
+		return skip("this OCCA was built without %s (%s)", mode, build)
 	}
-	props := fmt.Sprintf("{mode: 'OpenCL', platform_id: %s, device_id: %s}",
-		env("OCCA_OPENCL_PLATFORM_ID", "0"), env("OCCA_OPENCL_DEVICE_ID", "0"))
 	ctx, cancel := context.WithTimeout(context.Background(), testproc.Deadline)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, filepath.Join(bin, "clprobe"), props).CombinedOutput()
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "probe"), props).CombinedOutput()
 	if err != nil {
-		noOpenCL = fmt.Sprintf("no OpenCL device %s: %v: %s", props, err, firstLine(string(out)))
-		return
+		return skip("no %s device %s: %v: %s", mode, props, err, firstLine(string(out)))
 	}
-	openCL = props
-	fmt.Fprintf(os.Stderr, "tests/occa: OpenCL device: %s", out)
+	fmt.Fprintf(os.Stderr, "tests/occa: %s device: %s", mode, out)
+	return &backend{props: props}
 }
 
 func firstLine(s string) string {
@@ -195,19 +202,19 @@ func modes(names ...string) [][2]string {
 	var out [][2]string
 	for _, m := range names {
 		arg := m
-		if m == "OpenCL" {
-			arg = openCL
+		if b := backends[m]; b != nil {
+			arg = b.props
 		}
 		out = append(out, [2]string{m, arg})
 	}
 	return out
 }
 
-// skipOpenCL skips t when mode is OpenCL and there is none.
-func skipOpenCL(t *testing.T, mode string) {
+// skipMissing skips t when mode is a backend that cannot run here.
+func skipMissing(t *testing.T, mode string) {
 	t.Helper()
-	if mode == "OpenCL" && noOpenCL != "" {
-		t.Skip(noOpenCL)
+	if b := backends[mode]; b != nil && b.skip != "" {
+		t.Skip(b.skip)
 	}
 }
 
@@ -239,10 +246,10 @@ const launches = 7
 
 func TestVectors(t *testing.T) {
 	needOCCA2(t)
-	for _, m := range modes("Serial", "OpenMP", "OpenCL") {
+	for _, m := range modes("Serial", "OpenMP", "OpenCL", "CUDA") {
 		mode := m[0]
 		t.Run(mode, func(t *testing.T) {
-			skipOpenCL(t, mode)
+			skipMissing(t, mode)
 			cache := t.TempDir()
 			args := []string{filepath.Join(bin, "vectors"), m[1], okl, strconv.Itoa(launches)}
 			cp := run(t, cache, nil, args...)
@@ -311,10 +318,10 @@ func checkVectors(t *testing.T, cp *occatest.Capture, mode string) {
 
 func TestCAPI(t *testing.T) {
 	needOCCA2(t)
-	for _, m := range modes("Serial", "OpenMP", "OpenCL") {
+	for _, m := range modes("Serial", "OpenMP", "OpenCL", "CUDA") {
 		mode := m[0]
 		t.Run(mode, func(t *testing.T) {
-			skipOpenCL(t, mode)
+			skipMissing(t, mode)
 			cp := run(t, t.TempDir(), []string{"--device-time"}, filepath.Join(bin, "capi"), m[1], okl, strconv.Itoa(launches))
 			if !reflect.DeepEqual(cp.DeviceModes, []string{mode}) {
 				t.Errorf("devices: %v, want [%s]", cp.DeviceModes, mode)

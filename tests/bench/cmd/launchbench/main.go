@@ -1,11 +1,12 @@
 // Command launchbench measures what the OCCA adapter adds to a kernel
 // launch: it runs launchcost (tests/bench/launchcost.cpp, an empty kernel
-// launched in a loop) in four cases, interleaved, in one invocation:
+// launched in a loop) in five cases, interleaved, in one invocation:
 //
 //	baseline  no occa-tools at all
 //	idle      the adapter preloaded, no config (the hooks only forward)
 //	traced    adapter + runtime, default config: every launch recorded
 //	filtered  adapter + runtime, the kernel excluded by config
+//	devtime   traced, with device times (events.device_time)
 //
 // and prints ns per launch (median over rounds of each process's best
 // batch) with the overhead against the baseline. Targets (issue 6):
@@ -66,11 +67,16 @@ func main() {
 	filtered := filepath.Join(dir, "filtered.toml")
 	write(traced, "[output]\ndirectory = \""+dir+"/traces\"\n")
 	write(filtered, "[output]\ndirectory = \""+dir+"/traces\"\n[filter.kernel]\nexclude_names = [\"emptyKernel\"]\n")
+	devtime := filepath.Join(dir, "devtime.toml")
+	write(devtime, "[output]\ndirectory = \""+dir+"/traces\"\n[events]\ndevice_time = true\n")
 	cases := []bcase{
 		{"baseline", nil},
 		{"idle", []string{"LD_PRELOAD=" + adapter}},
 		{"traced", []string{"LD_PRELOAD=" + preload, "OCCA_TOOLS_CONFIG=" + traced}},
 		{"filtered", []string{"LD_PRELOAD=" + preload, "OCCA_TOOLS_CONFIG=" + filtered}},
+		// traced with device times: two stream tags per launch, read at
+		// the program's one finish (no target: that is OCCA's cost)
+		{"devtime", []string{"LD_PRELOAD=" + preload, "OCCA_TOOLS_CONFIG=" + devtime}},
 	}
 	results := map[string][]float64{}
 	for r := 0; r < *rounds; r++ {

@@ -1,12 +1,12 @@
-// clprobe: sets up the device PROPERTIES (OCCA's JSON) and prints its mode,
-// or OCCA's error and exits 1: whether the OpenCL tests can run.
+// probe: sets up the device PROPERTIES (OCCA's JSON) and prints its mode,
+// or OCCA's error and exits 1: whether the OpenCL or CUDA tests can run.
 #include <cstdio>
 
 #include <occa.hpp>
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: clprobe PROPERTIES\n");
+    fprintf(stderr, "usage: probe PROPERTIES\n");
     return 2;
   }
   try {
