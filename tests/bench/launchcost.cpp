@@ -3,6 +3,9 @@
 //
 //   launchcost MODE LAUNCHES ROUNDS
 //
+// MODE is a mode name or the device's properties as OCCA's JSON
+// ("{mode: 'CUDA', device_id: 0}").
+//
 // Builds an empty kernel on a MODE device and launches it LAUNCHES times per
 // round; prints the best round's nanoseconds per launch ("ns_per_launch
 // 451.2"). Written against OCCA's public API: it builds with a real OCCA
@@ -30,7 +33,7 @@ int main(int argc, char **argv) {
   const long launches = atol(argv[2]);
   const int rounds = atoi(argv[3]);
   occa::device device;
-  device.setup("{mode: '" + mode + "'}");
+  device.setup(mode[0] == '{' ? mode : "{mode: '" + mode + "'}");
   occa::kernel empty = device.buildKernelFromString(
       "@kernel void emptyKernel(const int n) {\n"
       "  for (int o = 0; o < 1; ++o; @outer) { for (int i = 0; i < 1; ++i; @inner) {} }\n"
