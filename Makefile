@@ -91,11 +91,13 @@ test-spark: all test-programs
 
 # The OCCA adapter against a real OCCA installation (OCCA_DIR=/path/to/occa;
 # OCCA is in no package registry, so CI cannot run this): small OCCA
-# programs (tests/occa/programs) in Serial, OpenMP and OpenCL (when OCCA has
-# it and an OpenCL device answers, e.g. POCL; otherwise those tests skip
-# saying why) under occa-prof, their traces checked exactly, also of
-# programs that crash; on every supported OCCA (1.x and nekRS's copy too)
-# the stand-in's version scenario (tests/occa-standin/driver_versions.cpp).
+# programs (tests/occa/programs) in Serial, OpenMP, OpenCL and CUDA (each
+# when OCCA has it and a device answers, e.g. POCL for OpenCL; otherwise
+# those tests skip saying why) under occa-prof, their traces checked
+# exactly, also of programs that crash; on CUDA, device times against
+# CUPTI's (CUPTI_DIR, else the CUDA toolkit's); on every supported OCCA
+# (1.x and nekRS's copy too) the stand-in's version scenario
+# (tests/occa-standin/driver_versions.cpp). See CONTRIBUTING, "On a GPU".
 .PHONY: test-occa
 test-occa: all
 	@test -n "$(OCCA_DIR)" || { echo "test-occa: set OCCA_DIR to an OCCA installation (include/occa.hpp, lib/libocca.so)"; exit 2; }

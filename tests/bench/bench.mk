@@ -91,7 +91,9 @@ bench-repro: $(BENCH_DIR)/repro_writer
 #   make bench-launch   an empty kernel launched in a loop, without occa-tools,
 #                       with the adapter idle, traced and filtered out, against
 #                       the stand-in libocca; with OCCA_DIR=/path/to/occa also
-#                       against that OCCA in Serial mode (tests/bench/README.md)
+#                       against that OCCA, in Serial mode or LAUNCH_MODE (a mode
+#                       or device properties: "{mode: 'CUDA', device_id: 0}")
+#                       (tests/bench/README.md)
 .PHONY: bench-launch
 LAUNCHCOST_STANDIN = $(BENCH_DIR)/launchcost-standin
 LAUNCHCOST_OCCA    = $(BENCH_DIR)/launchcost-occa
@@ -113,7 +115,8 @@ bench-launch: runtime commands $(LAUNCHCOST_STANDIN) $(BENCH_DIR)/launchbench
 	    -L$(OCCA_DIR)/lib -locca -Wl,-rpath,$(abspath $(OCCA_DIR))/lib && \
 	  cache=$$(mktemp -d) && \
 	  OCCA_DIR=$(abspath $(OCCA_DIR)) OCCA_CACHE_DIR=$$cache $(BENCH_DIR)/launchbench \
-	    -program $(LAUNCHCOST_OCCA) -build $(BUILD) -label "OCCA at $(OCCA_DIR)" -relative $(LAUNCH_FLAGS); \
+	    -program $(LAUNCHCOST_OCCA) -build $(BUILD) -label "OCCA at $(OCCA_DIR)" -relative \
+	    $(if $(LAUNCH_MODE),-mode "$(LAUNCH_MODE)") $(LAUNCH_FLAGS); \
 	  status=$$?; rm -rf $$cache; exit $$status; \
 	else echo "bench-launch: set OCCA_DIR=/path/to/occa to measure against a real OCCA too"; fi
 

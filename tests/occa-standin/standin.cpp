@@ -309,6 +309,10 @@ namespace occa {
     modeDevice_t *modeDevice;
     json properties;
 
+    // "Queued" mode: when the device is done with what was launched on
+    // this stream (monotonic seconds).
+    double queuedUntil;
+
     modeStream_t(modeDevice_t *modeDevice_, const json &properties_);
     virtual ~modeStream_t();
   };
@@ -545,7 +549,32 @@ namespace occa {
     }
   }
 
+  // The mode "Queued" stands for CUDA, HIP or OpenCL in the adapter's
+  // tests: kernels run in the launch, on the host, as in Serial, but stream
+  // tags read as if each kernel had been queued on its stream to run for
+  // the device property kernel_us (50000 by default) once the stream is
+  // free, and a tag passed when its stream got to it. No call waits.
+  bool queued(const modeDevice_t *d) {
+    return d->mode == "Queued";
+  }
+
+  modeStream_t *currentModeStream(modeDevice_t *d) {
+    return d->currentStream.getModeStream();
+  }
+
+  void queueKernel(modeDevice_t *d) {
+    modeStream_t *s = currentModeStream(d);
+    if (!s) {
+      return;
+    }
+    const double us = d->properties.has("kernel_us") ? d->properties["kernel_us"].number() : 50000;
+    s->queuedUntil = std::max(monotonicSeconds(), s->queuedUntil) + us * 1e-6;
+  }
+
   void modeKernel_t::launch() const {
+    if (queued(modeDevice)) {
+      queueKernel(modeDevice);
+    }
     if (name == "addVectors") {
       if (arguments.size() != 4 || arguments[0].isPointer || arguments[0].modeMemory
           || !arguments[1].modeMemory || !arguments[2].modeMemory || !arguments[3].modeMemory) {
@@ -655,7 +684,8 @@ namespace occa {
 
   modeStream_t::modeStream_t(modeDevice_t *modeDevice_, const json &properties_) :
     modeDevice(modeDevice_),
-    properties(properties_) {
+    properties(properties_),
+    queuedUntil(0) {
     modeDevice->streams.push_back(this);
   }
 
@@ -1498,7 +1528,11 @@ namespace occa {
 
   streamTag device::tagStream() {
     assertInitialized();
-    return streamTag(new modeStreamTag_t(modeDevice, monotonicSeconds()));
+    double seconds = monotonicSeconds();
+    if (queued(modeDevice) && currentModeStream(modeDevice)) {
+      seconds = std::max(seconds, currentModeStream(modeDevice)->queuedUntil);
+    }
+    return streamTag(new modeStreamTag_t(modeDevice, seconds));
   }
 
   void device::waitFor(streamTag tag) {
