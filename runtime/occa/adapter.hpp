@@ -252,6 +252,7 @@ struct ObjectInfo {  // memory and streams
 struct DeviceInfo {
   occa_tools_data_t slot = OCCA_TOOLS_DATA_NONE;
   bool synchronous = false;  // Serial and OpenMP run kernels inside the launch
+  bool cupti = false;        // CUDA, with CUPTI giving its kernel times
   // The stream set by device::setStream, null for the device's first
   // stream. The device holds a handle to its current stream, so the record
   // outlives its time here.
@@ -329,6 +330,16 @@ void resolve_stream(const occa::stream *s);
 void resolve_current_stream(const occa::memory *m);  // after a blocking copy to the host
 void forget_device(const void *mode_device);  // the device is going away
 extern std::atomic<uint64_t> pending_times;
+
+// CUDA kernel times from CUPTI (cupti.cpp), where it loads.
+namespace cupti {
+bool start();  // at a CUDA device's setup with device times on; true when in use
+bool on();
+void launch_begin(uint64_t correlation_id);  // around OCCA's launch, on its thread
+void launch_end();
+void flush();  // reads the kernels' records (forced: where the kernels are done)
+bool take(uint64_t correlation_id, uint64_t *start, uint64_t *end);  // after flush
+}  // namespace cupti
 uint64_t untimed_launches();  // launches that asked for device time and got none
 
 // ---- Launches (launch.cpp) --------------------------------------------------

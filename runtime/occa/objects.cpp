@@ -74,6 +74,7 @@ bool synchronous_mode(const std::string &mode) {
 DeviceInfo *add_device(const void *mode_device, const std::string &mode) {
   DeviceInfo *info = new DeviceInfo;
   info->synchronous = synchronous_mode(mode);
+  info->cupti = mode == "CUDA" && enabled(OCCA_TOOLS_EVENT_DEVICE_TIME) && cupti::start();
   return devices.add(mode_device, info);
 }
 

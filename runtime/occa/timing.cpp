@@ -33,7 +33,8 @@ struct Pending {
   uint64_t host_before_ns = 0;  // before the start tag was asked for
   uint64_t host_start_ns = 0;   // after it
   bool synchronous = false;
-  bool have_end = false;
+  bool cupti = false;  // timed by CUPTI's kernel records, not tags
+  bool have_start = false, have_end = false;
   // At the mirror's size: libocca.can_time requires OCCA 2.0's tag layout.
   alignas(occa::streamTag) unsigned char start[sizeof(occa::streamTag)];
   alignas(occa::streamTag) unsigned char end[sizeof(occa::streamTag)];
@@ -41,7 +42,8 @@ struct Pending {
   occa::streamTag *start_tag() { return reinterpret_cast<occa::streamTag *>(start); }
   occa::streamTag *end_tag() { return reinterpret_cast<occa::streamTag *>(end); }
   ~Pending() {
-    start_tag()->~streamTag();
+    if (have_start)
+      start_tag()->~streamTag();
     if (have_end)
       end_tag()->~streamTag();
   }
@@ -168,8 +170,22 @@ void report(occa::device *d, std::vector<Pending *> &done) {
   std::vector<Placed> placed;
   std::lock_guard<std::mutex> g(clock_mu);
   DeviceClock *clock = nullptr;
+  bool flushed = false;
   for (Pending *p : done) {
     bool keep = false;
+    if (p->cupti) {
+      if (!flushed)
+        cupti::flush();
+      flushed = true;
+      uint64_t start = 0, end = 0;
+      if (cupti::take(p->correlation_id, &start, &end))
+        api.kernel_device_time(p->correlation_id, start, end);
+      else
+        untimed.fetch_add(1, std::memory_order_relaxed);
+      delete p;
+      pending_times.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
     double seconds = time_between(d, p->start_tag(), p->end_tag());
     if (std::isnan(seconds) || seconds < 0) {
       untimed.fetch_add(1, std::memory_order_relaxed);
@@ -216,21 +232,24 @@ LaunchTiming::LaunchTiming(const occa::kernel *k, uint64_t correlation_id)
     device_ = new (device_storage_) occa::device(real.kernel_get_device(const_cast<occa::kernel *>(k)));
     DeviceInfo *info = device_info(device_);
     Pending *p = new Pending;
+    pending_ = p;
     p->correlation_id = correlation_id;
     p->mode_device = real.device_mode_device(device_);
     p->mode_stream = current_stream(device_);
     p->synchronous = info && info->synchronous;
-    p->host_before_ns = api.now_ns();
-    try {
-      new (p->start) occa::streamTag(real.device_tag_stream(device_));
-    } catch (...) {
-      operator delete(static_cast<void *>(p));  // no tag to destroy
-      throw;
+    p->cupti = info && info->cupti;
+    if (p->cupti) {
+      cupti::launch_begin(correlation_id);
+      return;
     }
+    p->host_before_ns = api.now_ns();
+    new (p->start) occa::streamTag(real.device_tag_stream(device_));
+    p->have_start = true;
     p->host_start_ns = api.now_ns();
-    pending_ = p;
   } catch (...) {
     // Timing must never change what the launch does.
+    delete pending_;
+    pending_ = nullptr;
     untimed.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -239,7 +258,9 @@ LaunchTiming::~LaunchTiming() {
   if (pending_) {
     Pending *p = pending_;
     bool ok = std::uncaught_exceptions() == exceptions_;  // the launch did not throw
-    if (ok) {
+    if (p->cupti) {
+      cupti::launch_end();
+    } else if (ok) {
       try {
         new (p->end) occa::streamTag(real.device_tag_stream(device_));
         p->have_end = true;
@@ -248,10 +269,15 @@ LaunchTiming::~LaunchTiming() {
       }
     }
     if (ok) {
-      std::lock_guard<std::mutex> g(mu);
-      queue.push_back(p);
-      pending_times.fetch_add(1, std::memory_order_relaxed);
-    } else {
+      try {
+        std::lock_guard<std::mutex> g(mu);
+        queue.push_back(p);
+        pending_times.fetch_add(1, std::memory_order_relaxed);
+      } catch (...) {  // no memory for the queue
+        ok = false;
+      }
+    }
+    if (!ok) {
       delete p;
       untimed.fetch_add(1, std::memory_order_relaxed);
     }

@@ -26,10 +26,13 @@ func vendorTolerance(ns int64) int64 { return max(2000, ns/20) }
 
 // On CUDA, occa-tools' device times against the vendor's own: CUPTI's
 // kernel records (programs/cupti_kernels.c, which the CUDA driver loads
-// through CUDA_INJECTION64_PATH) in the same run of the streams program,
-// with kernels of about 0.5 ms and of about 5 us (see compareVendor), and
-// CUPTI sees the two streams' kernels overlap in the traced run: the tool
-// serialised nothing.
+// through CUDA_INJECTION64_PATH) of the streams program, with kernels of
+// about 0.5 ms and of about 5 us. In the same run (where, another CUPTI
+// client being injected, occa-tools times with stream tags) launch by
+// launch, see compareTags; and the run after, untouched, where occa-tools
+// reads CUPTI itself: every launch within 5 % (or 2 us) of the kernel's
+// time in the first run. In both, the two streams' long kernels overlap:
+// the tool serialised nothing.
 func TestCUDAVendorTimes(t *testing.T) {
 	needOCCA2(t)
 	skipMissing(t, "CUDA")
@@ -37,25 +40,44 @@ func TestCUDAVendorTimes(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	for _, iters := range []int{busyIters("CUDA"), 2000} {
 		t.Run(strconv.Itoa(iters), func(t *testing.T) {
-			dir := t.TempDir()
-			records := filepath.Join(dir, "cupti.txt")
-			env := []string{"OCCA_DIR=" + occaDir, "OCCA_CACHE_DIR=" + cache,
-				"CUDA_INJECTION64_PATH=" + lib, "CUPTI_KERNELS_OUT=" + records}
-			args := []string{filepath.Join(bin, "streams"), backends["CUDA"].props, busyOKL,
-				strconv.Itoa(streamLaunches), strconv.Itoa(iters)}
-			out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet", "--device-time"}, args...)
-			if err != nil || !strings.HasSuffix(out, "ok\n") || len(files) != 1 {
-				t.Fatalf("occa-prof: %v, traces %v\n%s", err, files, out)
-			}
-			ev, err := occatest.ReadEvents(files[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			ours := byStream(deviceTimes(t, ev, true))
+			long := iters == busyIters("CUDA")
+			records := filepath.Join(t.TempDir(), "cupti.txt")
+			vendor := []string{"CUDA_INJECTION64_PATH=" + lib, "CUPTI_KERNELS_OUT=" + records}
+			tags := profileStreams(t, cache, iters, vendor)
 			theirs := readCUPTI(t, records, "busy")
-			compareVendor(t, ours, theirs, iters == busyIters("CUDA"))
+			if len(theirs) != 2 || len(theirs[0]) != streamLaunches || len(theirs[1]) != streamLaunches {
+				t.Fatalf("CUPTI's kernels by stream: %d; want 2 streams of %d", lens(theirs), streamLaunches)
+			}
+			compareTags(t, tags, theirs, long)
+			ours := profileStreams(t, cache, iters, nil)
+			compareOwn(t, ours, theirs, long)
 		})
 	}
+}
+
+// profileStreams runs programs/streams.cpp on CUDA under occa-prof with
+// device times, env added, and returns its launches by stream.
+func profileStreams(t *testing.T, cache string, iters int, env []string) [][]kernelTime {
+	t.Helper()
+	dir := t.TempDir()
+	env = append([]string{"OCCA_DIR=" + occaDir, "OCCA_CACHE_DIR=" + cache}, env...)
+	args := []string{filepath.Join(bin, "streams"), backends["CUDA"].props, busyOKL,
+		strconv.Itoa(streamLaunches), strconv.Itoa(iters)}
+	out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet", "--device-time"}, args...)
+	if err != nil || !strings.HasSuffix(out, "ok\n") || len(files) != 1 {
+		t.Fatalf("occa-prof: %v, traces %v\n%s", err, files, out)
+	}
+	ev, err := occatest.ReadEvents(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := deviceTimes(t, ev, true)
+	checkTimeline(t, runs, true)
+	g := byStream(runs)
+	if len(g) != 2 || len(g[0]) != streamLaunches || len(g[1]) != streamLaunches {
+		t.Fatalf("launches by stream: %d; want 2 streams of %d", lens(g), streamLaunches)
+	}
+	return g
 }
 
 // byStream groups launches by stream, each group in launch order, the
@@ -113,8 +135,8 @@ func readCUPTI(t *testing.T, path, name string) [][]kernelTime {
 	return groups
 }
 
-// compareVendor checks ours against theirs, launch by launch. A device
-// time runs from the launch's start tag to its end tag, and on a stream
+// compareTags checks ours (stream tags) against theirs, launch by launch.
+// A device time runs from the launch's start tag to its end tag, and on a stream
 // with nothing queued a tag passes when the host records it: before the
 // kernel is submitted, after the launch call returns. So only a launch
 // queued behind another on its stream is timed as CUPTI times it: long
@@ -124,12 +146,8 @@ func readCUPTI(t *testing.T, path, name string) [][]kernelTime {
 // since the clocks differ), and the two streams' kernels must overlap. Any
 // other launch is never shorter than CUPTI's kernel (less 1 us of
 // rounding); what it adds, the host's launch overhead, is logged.
-func compareVendor(t *testing.T, ours, theirs [][]kernelTime, long bool) {
+func compareTags(t *testing.T, ours, theirs [][]kernelTime, long bool) {
 	t.Helper()
-	if len(ours) != 2 || len(theirs) != 2 || len(ours[0]) != streamLaunches || len(ours[1]) != streamLaunches ||
-		len(theirs[0]) != streamLaunches || len(theirs[1]) != streamLaunches {
-		t.Fatalf("launches by stream: ours %d, CUPTI's %d; want 2 streams of %d", lens(ours), lens(theirs), streamLaunches)
-	}
 	o0, v0 := ours[0][1].start, theirs[0][1].start
 	var queued, idle []int64 // ours - CUPTI's duration
 	var startDiff []int64
@@ -167,6 +185,35 @@ func compareVendor(t *testing.T, ours, theirs [][]kernelTime, long bool) {
 		len(idle), medianOf(idle), slices.Min(idle), slices.Max(idle))
 	if long && busy >= sum {
 		t.Errorf("CUPTI sees no overlap of the two streams' kernels (busy %d ns, summed %d ns): was the program serialised?", busy, sum)
+	}
+}
+
+// compareOwn checks ours (occa-tools reading CUPTI) against theirs, from
+// another run of the same program: each launch's device time within 5 % (or
+// 2 us) of the same kernel's there, and, long, the streams overlapping.
+func compareOwn(t *testing.T, ours, theirs [][]kernelTime, long bool) {
+	t.Helper()
+	var diff []int64
+	var sum int64
+	var spans []kernelTime
+	for s := range ours {
+		for i, o := range ours[s] {
+			v := theirs[s][i]
+			dd := o.dur() - v.dur()
+			diff = append(diff, dd)
+			sum += o.dur()
+			spans = append(spans, o)
+			if tol := vendorTolerance(v.dur()); abs(dd) > tol {
+				t.Errorf("stream %d, launch %d: ours (CUPTI read by occa-tools) %d ns, CUPTI's in the run before %d ns (tolerance %d ns)",
+					s, i, o.dur(), v.dur(), tol)
+			}
+		}
+	}
+	busy := union(spans)
+	t.Logf("occa-tools reading CUPTI - CUPTI's in the run before: duration median %d ns (%d to %d); %d ns summed, %d ns busy",
+		medianOf(diff), slices.Min(diff), slices.Max(diff), sum, busy)
+	if long && busy >= sum {
+		t.Errorf("no overlap of the two streams' kernels (busy %d ns, summed %d ns)", busy, sum)
 	}
 }
 

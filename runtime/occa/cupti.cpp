@@ -1,0 +1,270 @@
+// cupti.cpp: CUDA kernel times from CUPTI, NVIDIA's profiling interface,
+// where it loads; stream tags (timing.cpp) elsewhere.
+//
+// A stream tag passes when its stream gets to it, and on a stream with
+// nothing queued that is when the host asks for it: tags around a launch on
+// an idle stream time the host's launch overhead too (+7 us on a 5.4 us
+// kernel on an H200). CUPTI's kernel records hold the start and end the GPU
+// recorded, and cost less per launch than two CUDA events.
+//
+// The adapter loads libcupti itself, at the first CUDA device set up with
+// device times on, so occa-tools needs no CUDA to build. It stays out of the
+// way of any other CUPTI client: none is used when CUDA_INJECTION64_PATH is
+// set (Nsight and other profilers are injected so) or OCCA_TOOLS_CUPTI is
+// "off"; a CUPTI that refuses a call leaves stream tags in charge.
+//
+// A launch's correlation id is held in a thread-local while OCCA launches;
+// CUPTI calls back on entry to each cuLaunchKernel with its own correlation
+// id, which maps to ours; each kernel record then finds its launch. A launch
+// that ran several CUDA kernels gets one device time, first start to last
+// end. The records are read (a forced flush) where the tags would be: after
+// a finish or a blocking copy, when the kernels are done.
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+
+#include "adapter.hpp"
+
+namespace ot_occa {
+namespace cupti {
+
+namespace {
+
+// CUPTI's C ABI, as in its headers (cupti_activity.h, cupti_callbacks.h,
+// cupti_driver_cbid.h; the same from CUDA 11 to 13): the few functions,
+// values and record fields used here.
+using Result = int;  // CUptiResult; CUPTI_SUCCESS = 0
+constexpr Result success = 0;
+constexpr int kind_concurrent_kernel = 10;  // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+constexpr uint32_t flush_forced = 1;        // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+constexpr int domain_driver_api = 1;        // CUPTI_CB_DOMAIN_DRIVER_API
+constexpr int api_enter = 0, api_exit = 1;  // CUPTI_API_ENTER, CUPTI_API_EXIT
+// CUPTI_DRIVER_TRACE_CBID_: cuLaunchKernel, _ptsz, cuLaunchCooperativeKernel,
+// cuLaunchKernelEx, _ptsz
+constexpr uint32_t launch_callbacks[] = {307, 442, 477, 652, 653};
+
+struct CallbackData {  // CUpti_CallbackData
+  int site;            // api_enter or api_exit
+  const char *function_name;
+  const void *function_params;
+  void *function_return_value;  // a CUresult* for the driver API
+  const char *symbol_name;
+  void *context;
+  uint32_t context_uid;
+  uint64_t *correlation_data;
+  uint32_t correlation_id;
+};
+
+struct KernelRecord {  // the head of CUpti_ActivityKernel4 to 10
+  int kind;
+  uint8_t cache_config, shared_memory_config;
+  uint16_t registers_per_thread;
+  uint32_t partitioned_requested, partitioned_executed;
+  uint64_t start, end, completed;
+  uint32_t device_id, context_id, stream_id;
+  int32_t grid[3], block[3];
+  int32_t static_shared_memory, dynamic_shared_memory;
+  uint32_t local_memory_per_thread, local_memory_total;
+  uint32_t correlation_id;
+};
+static_assert(offsetof(KernelRecord, start) == 16 && offsetof(KernelRecord, correlation_id) == 92,
+              "CUPTI's kernel record layout");
+
+using CallbackFunc = void (*)(void *, int, uint32_t, const void *);
+using BufferRequested = void (*)(uint8_t **, size_t *, size_t *);
+using BufferCompleted = void (*)(void *, uint32_t, uint8_t *, size_t, size_t);
+using TimestampFunc = uint64_t (*)();
+
+struct Library {
+  Result (*get_version)(uint32_t *);
+  Result (*subscribe)(void **, CallbackFunc, void *);
+  Result (*enable_callback)(uint32_t, void *, int, uint32_t);
+  Result (*register_callbacks)(BufferRequested, BufferCompleted);
+  Result (*register_timestamp)(TimestampFunc);  // CUPTI 12.6 and later; optional
+  Result (*get_timestamp)(uint64_t *);
+  Result (*enable)(int);
+  Result (*next_record)(uint8_t *, size_t, void **);
+  Result (*flush_all)(uint32_t);
+} lib;
+
+// The time from one kernel's start to its end, on the host clock.
+struct Span {
+  uint64_t start, end;
+};
+
+constexpr size_t buffer_bytes = 1 << 20;
+// At most this many launches wait for their kernels (as many as may wait
+// for tags); beyond, a launch's kernels are not mapped and it gets no time.
+constexpr size_t max_mapped = 1 << 16;
+
+std::mutex mu;  // guards what follows
+std::unordered_map<uint32_t, uint64_t> &launch_of = *new std::unordered_map<uint32_t, uint64_t>;  // CUPTI's id -> ours
+std::unordered_map<uint64_t, Span> &spans = *new std::unordered_map<uint64_t, Span>;  // ours -> its kernels
+int64_t clock_offset = 0;  // host clock - CUPTI's, without the timestamp callback
+bool on_ = false;
+
+OT_TLS uint64_t current_launch;  // the launch OCCA is running on this thread
+
+uint64_t host_now() { return api.now_ns(); }
+
+void CUPTI_callback(void *, int domain, uint32_t, const void *data) {
+  const CallbackData *cb = static_cast<const CallbackData *>(data);
+  if (domain != domain_driver_api || !cb)
+    return;
+  if (cb->site == api_enter) {
+    if (uint64_t ours = current_launch) {
+      std::lock_guard<std::mutex> g(mu);
+      if (launch_of.size() < max_mapped) {
+        try {
+          launch_of[cb->correlation_id] = ours;
+        } catch (...) {  // no memory: this launch goes untimed
+        }
+      }
+    }
+  } else if (cb->site == api_exit && current_launch && cb->function_return_value &&
+             *static_cast<const int *>(cb->function_return_value) != 0) {
+    std::lock_guard<std::mutex> g(mu);  // the launch failed: no kernel will come
+    launch_of.erase(cb->correlation_id);
+  }
+}
+
+void buffer_requested(uint8_t **buffer, size_t *bytes, size_t *max_records) {
+  *buffer = static_cast<uint8_t *>(aligned_alloc(8, buffer_bytes));
+  *bytes = *buffer ? buffer_bytes : 0;  // none: CUPTI counts what it drops
+  *max_records = 0;
+}
+
+void buffer_completed(void *, uint32_t, uint8_t *buffer, size_t, size_t valid) {
+  void *record = nullptr;
+  std::lock_guard<std::mutex> g(mu);
+  while (buffer && lib.next_record(buffer, valid, &record) == success) {
+    const KernelRecord *k = static_cast<const KernelRecord *>(record);
+    if (k->kind != kind_concurrent_kernel || k->end < k->start)
+      continue;
+    auto it = launch_of.find(k->correlation_id);
+    if (it == launch_of.end())
+      continue;  // not launched through OCCA with device times on
+    uint64_t start = uint64_t(int64_t(k->start) + clock_offset), end = uint64_t(int64_t(k->end) + clock_offset);
+    try {
+      if (spans.size() >= max_mapped && !spans.count(it->second))
+        throw std::bad_alloc();  // launches never resolved: bound what they hold
+      auto s = spans.try_emplace(it->second, Span{start, end});
+      if (!s.second) {
+        s.first->second.start = std::min(s.first->second.start, start);
+        s.first->second.end = std::max(s.first->second.end, end);
+      }
+    } catch (...) {  // no memory: this launch goes untimed
+    }
+    launch_of.erase(it);
+  }
+  free(buffer);
+}
+
+template <class F>
+bool find(void *handle, const char *name, F *f) {
+  *f = reinterpret_cast<F>(dlsym(handle, name));
+  return *f != nullptr;
+}
+
+void *open_library() {
+  const char *choice = getenv("OCCA_TOOLS_CUPTI");
+  if (choice && *choice)
+    return std::string(choice) == "off" ? nullptr : dlopen(choice, RTLD_NOW | RTLD_LOCAL);
+  const char *names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
+  for (const char *n : names)
+    if (void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL))
+      return h;
+  std::string roots[] = {getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "", "/usr/local/cuda"};
+  for (const std::string &root : roots) {
+    if (root.empty())
+      continue;
+    for (const char *dir : {"/lib64/", "/extras/CUPTI/lib64/", "/targets/x86_64-linux/lib/"})
+      if (void *h = dlopen((root + dir + "libcupti.so").c_str(), RTLD_NOW | RTLD_LOCAL))
+        return h;
+  }
+  return nullptr;
+}
+
+// Why CUPTI is not used, or nullptr when it is.
+const char *start_CUPTI() {
+  if (getenv("CUDA_INJECTION64_PATH"))
+    return "another CUPTI client is injected (CUDA_INJECTION64_PATH)";
+  void *h = open_library();
+  if (!h)
+    return "no libcupti (set OCCA_TOOLS_CUPTI to its path)";
+  bool found = find(h, "cuptiGetVersion", &lib.get_version) && find(h, "cuptiSubscribe", &lib.subscribe) &&
+               find(h, "cuptiEnableCallback", &lib.enable_callback) &&
+               find(h, "cuptiActivityRegisterCallbacks", &lib.register_callbacks) &&
+               find(h, "cuptiGetTimestamp", &lib.get_timestamp) && find(h, "cuptiActivityEnable", &lib.enable) &&
+               find(h, "cuptiActivityGetNextRecord", &lib.next_record) &&
+               find(h, "cuptiActivityFlushAll", &lib.flush_all);
+  find(h, "cuptiActivityRegisterTimestampCallback", &lib.register_timestamp);
+  uint32_t version = 0;
+  // Kernel records of this layout from CUPTI 10 (CUDA 11) on.
+  if (!found || lib.get_version(&version) != success || version < 13)
+    return "libcupti lacks a function, or is older than CUDA 11's";
+  void *subscriber = nullptr;
+  if (lib.subscribe(&subscriber, CUPTI_callback, nullptr) != success)
+    return "CUPTI refused a subscriber (another tool has it)";
+  for (uint32_t cbid : launch_callbacks)
+    if (lib.enable_callback(1, subscriber, domain_driver_api, cbid) != success)
+      return "CUPTI refused the launch callbacks";
+  if (lib.register_callbacks(buffer_requested, buffer_completed) != success)
+    return "CUPTI refused the record buffers";
+  if (!lib.register_timestamp || lib.register_timestamp(host_now) != success) {
+    uint64_t theirs = 0;
+    uint64_t ours = api.now_ns();
+    if (lib.get_timestamp(&theirs) != success)
+      return "CUPTI gave no timestamp";
+    clock_offset = int64_t(ours) - int64_t(theirs);
+  }
+  if (lib.enable(kind_concurrent_kernel) != success)
+    return "CUPTI refused kernel records";
+  return nullptr;
+}
+
+void start_once() {
+  if (const char *why = start_CUPTI())
+    log(OCCA_TOOLS_LOG_INFO, "OCCA adapter: CUDA device times from stream tags: %s", why);
+  else
+    on_ = true;
+}
+
+}  // namespace
+
+bool start() {
+  static std::once_flag once;
+  try {
+    std::call_once(once, start_once);
+  } catch (...) {
+  }
+  return on_;
+}
+
+bool on() { return on_; }
+
+void launch_begin(uint64_t correlation_id) { current_launch = correlation_id; }
+void launch_end() { current_launch = 0; }
+
+void flush() { lib.flush_all(flush_forced); }
+
+bool take(uint64_t correlation_id, uint64_t *start, uint64_t *end) {
+  std::lock_guard<std::mutex> g(mu);
+  auto it = spans.find(correlation_id);
+  if (it == spans.end())
+    return false;
+  *start = it->second.start;
+  *end = it->second.end;
+  spans.erase(it);
+  return true;
+}
+
+}  // namespace cupti
+}  // namespace ot_occa
