@@ -329,6 +329,7 @@ void resolve_device(occa::device *d, bool all_streams);  // after a finish, befo
 void resolve_stream(const occa::stream *s);
 void resolve_current_stream(const occa::memory *m);  // after a blocking copy to the host
 void forget_device(const void *mode_device);  // the device is going away
+void resolve_at_exit();  // what CUPTI delivered by then
 extern std::atomic<uint64_t> pending_times;
 
 // CUDA kernel times from CUPTI (cupti.cpp), where it loads.

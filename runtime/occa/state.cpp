@@ -107,6 +107,7 @@ bool connect() {
 }
 
 void report_at_exit() {
+  resolve_at_exit();
   uint64_t n = pending_times.load();
   if (n && state.load() == ACTIVE)
     log(OCCA_TOOLS_LOG_WARN,

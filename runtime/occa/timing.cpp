@@ -34,6 +34,7 @@ struct Pending {
   uint64_t host_start_ns = 0;   // after it
   bool synchronous = false;
   bool cupti = false;  // timed by CUPTI's kernel records, not tags
+  int misses = 0;      // resolutions that found no kernel record yet
   bool have_start = false, have_end = false;
   // At the mirror's size: libocca.can_time requires OCCA 2.0's tag layout.
   alignas(occa::streamTag) unsigned char start[sizeof(occa::streamTag)];
@@ -161,6 +162,27 @@ bool place(occa::device *d, DeviceClock &c, Pending *p, int64_t *start, bool *ke
 // report hands the device times of the completed launches done to the
 // runtime. Asynchronous ones are placed on the host clock after the whole
 // batch has tightened the offset: then no start is before its own request.
+// report_cupti hands p's kernel time to the runtime and deletes p, or
+// returns false when CUPTI has not delivered the record yet: a flush right
+// after a stream's finish can miss its last kernel, whose record comes with
+// a later flush (or CUPTI's own at exit). A launch missed this often goes
+// untimed.
+constexpr int max_misses = 4;
+
+bool report_cupti(Pending *p) {
+  uint64_t start = 0, end = 0;
+  bool found = cupti::take(p->correlation_id, &start, &end);
+  if (!found && ++p->misses < max_misses)
+    return false;
+  if (found)
+    api.kernel_device_time(p->correlation_id, start, end);
+  else
+    untimed.fetch_add(1, std::memory_order_relaxed);
+  delete p;
+  pending_times.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
 void report(occa::device *d, std::vector<Pending *> &done) {
   struct Placed {
     uint64_t correlation_id;
@@ -168,7 +190,8 @@ void report(occa::device *d, std::vector<Pending *> &done) {
     uint64_t ns;
   };
   std::vector<Placed> placed;
-  std::lock_guard<std::mutex> g(clock_mu);
+  std::vector<Pending *> requeue;
+  std::unique_lock<std::mutex> g(clock_mu);
   DeviceClock *clock = nullptr;
   bool flushed = false;
   for (Pending *p : done) {
@@ -177,13 +200,14 @@ void report(occa::device *d, std::vector<Pending *> &done) {
       if (!flushed)
         cupti::flush();
       flushed = true;
-      uint64_t start = 0, end = 0;
-      if (cupti::take(p->correlation_id, &start, &end))
-        api.kernel_device_time(p->correlation_id, start, end);
-      else
-        untimed.fetch_add(1, std::memory_order_relaxed);
-      delete p;
-      pending_times.fetch_sub(1, std::memory_order_relaxed);
+      if (!report_cupti(p)) {
+        try {
+          requeue.push_back(p);
+        } catch (...) {  // no memory: untimed
+          p->misses = max_misses;
+          report_cupti(p);
+        }
+      }
       continue;
     }
     double seconds = time_between(d, p->start_tag(), p->end_tag());
@@ -215,6 +239,18 @@ void report(occa::device *d, std::vector<Pending *> &done) {
   for (const Placed &t : placed) {
     uint64_t start = uint64_t(t.start_ns + clock->offset_ns);
     api.kernel_device_time(t.correlation_id, start, start + t.ns);
+  }
+  g.unlock();
+  if (!requeue.empty()) {
+    std::lock_guard<std::mutex> q(mu);
+    try {
+      queue.insert(queue.end(), requeue.begin(), requeue.end());
+    } catch (...) {  // no memory: untimed
+      for (Pending *p : requeue) {
+        p->misses = max_misses;
+        report_cupti(p);
+      }
+    }
   }
 }
 
@@ -340,6 +376,17 @@ void forget_device(const void *mode_device) {
       clocks.erase(clocks.begin() + i);
       break;
     }
+  }
+}
+
+void resolve_at_exit() {
+  if (!cupti::on())
+    return;
+  // CUPTI's own exit handler, which runs before this one, has delivered its
+  // last records: no flush (CUDA may be gone).
+  for (Pending *p : take([](Pending *p) { return p->cupti; })) {
+    p->misses = max_misses;
+    report_cupti(p);
   }
 }
 
