@@ -18,7 +18,9 @@
 // id, which maps to ours; each kernel record then finds its launch. A launch
 // that ran several CUDA kernels gets one device time, first start to last
 // end. The records are read (a forced flush) where the tags would be: after
-// a finish or a blocking copy, when the kernels are done.
+// a finish or a blocking copy, when the kernels are done; a launch whose
+// record has not come yet waits for the next of those, or for exit
+// (timing.cpp, report_cupti).
 #include <dlfcn.h>
 #include <stdlib.h>
 

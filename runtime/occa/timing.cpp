@@ -13,7 +13,8 @@
 // Serial and OpenMP run the kernel inside the launch, so the device start is
 // the host time right after the first tag. Asynchronous backends (CUDA, HIP,
 // OpenCL) place a start on the host clock without waiting for the device:
-// see DeviceClock.
+// see DeviceClock. On CUDA, CUPTI's kernel records replace the tags where
+// CUPTI loads (cupti.cpp); such launches wait in the same queue.
 #include <cmath>
 #include <exception>
 #include <mutex>
@@ -34,7 +35,6 @@ struct Pending {
   uint64_t host_start_ns = 0;   // after it
   bool synchronous = false;
   bool cupti = false;  // timed by CUPTI's kernel records, not tags
-  int misses = 0;      // resolutions that found no kernel record yet
   bool have_start = false, have_end = false;
   // At the mirror's size: libocca.can_time requires OCCA 2.0's tag layout.
   alignas(occa::streamTag) unsigned char start[sizeof(occa::streamTag)];
@@ -163,16 +163,15 @@ bool place(occa::device *d, DeviceClock &c, Pending *p, int64_t *start, bool *ke
 // runtime. Asynchronous ones are placed on the host clock after the whole
 // batch has tightened the offset: then no start is before its own request.
 // report_cupti hands p's kernel time to the runtime and deletes p, or
-// returns false when CUPTI has not delivered the record yet: a flush right
-// after a stream's finish can miss its last kernel, whose record comes with
-// a later flush (or CUPTI's own at exit). A launch missed this often goes
-// untimed.
-constexpr int max_misses = 4;
-
-bool report_cupti(Pending *p) {
+// returns false when CUPTI has not delivered the record yet (when last is
+// false). Seen on an H200: the flushes right after a stream's finish, and at
+// the blocking copies and the device's free after it, all missed that
+// stream's last kernel, which came with the flush at exit (or the context's
+// end). So such a launch waits, its device going away or not, until exit.
+bool report_cupti(Pending *p, bool last) {
   uint64_t start = 0, end = 0;
   bool found = cupti::take(p->correlation_id, &start, &end);
-  if (!found && ++p->misses < max_misses)
+  if (!found && !last)
     return false;
   if (found)
     api.kernel_device_time(p->correlation_id, start, end);
@@ -200,12 +199,11 @@ void report(occa::device *d, std::vector<Pending *> &done) {
       if (!flushed)
         cupti::flush();
       flushed = true;
-      if (!report_cupti(p)) {
+      if (!report_cupti(p, false)) {
         try {
           requeue.push_back(p);
         } catch (...) {  // no memory: untimed
-          p->misses = max_misses;
-          report_cupti(p);
+          report_cupti(p, true);
         }
       }
       continue;
@@ -246,10 +244,8 @@ void report(occa::device *d, std::vector<Pending *> &done) {
     try {
       queue.insert(queue.end(), requeue.begin(), requeue.end());
     } catch (...) {  // no memory: untimed
-      for (Pending *p : requeue) {
-        p->misses = max_misses;
-        report_cupti(p);
-      }
+      for (Pending *p : requeue)
+        report_cupti(p, true);
     }
   }
 }
@@ -363,7 +359,8 @@ void resolve_current_stream(const occa::memory *m) {
 }
 
 void forget_device(const void *mode_device) {
-  std::vector<Pending *> gone = take([&](Pending *p) { return p->mode_device == mode_device; });
+  // A CUPTI-timed launch needs nothing of its device (see report_cupti).
+  std::vector<Pending *> gone = take([&](Pending *p) { return p->mode_device == mode_device && !p->cupti; });
   for (Pending *p : gone) {
     delete p;
     pending_times.fetch_sub(1, std::memory_order_relaxed);
@@ -382,12 +379,11 @@ void forget_device(const void *mode_device) {
 void resolve_at_exit() {
   if (!cupti::on())
     return;
-  // CUPTI's own exit handler, which runs before this one, has delivered its
-  // last records: no flush (CUDA may be gone).
-  for (Pending *p : take([](Pending *p) { return p->cupti; })) {
-    p->misses = max_misses;
-    report_cupti(p);
-  }
+  // At exit, as NVIDIA's CUPTI samples do: CUDA and CUPTI end in their
+  // library destructors, after the exit handlers.
+  cupti::flush();
+  for (Pending *p : take([](Pending *p) { return p->cupti; }))
+    report_cupti(p, true);
 }
 
 uint64_t untimed_launches() { return untimed.load(std::memory_order_relaxed); }

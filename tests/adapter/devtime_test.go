@@ -2,9 +2,12 @@ package adapter
 
 import (
 	"cmp"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
@@ -111,3 +114,69 @@ func TestDriverQueuedDeviceTimes(t *testing.T) {
 }
 
 func abs(v int64) int64 { return max(v, -v) }
+
+// On CUDA the adapter reads kernel times from CUPTI where it loads
+// (runtime/occa/cupti.cpp). Here it loads the fake CUPTI
+// (tests/occa-standin/fake_cupti.c), to which the stand-in's queued CUDA
+// mode reports each kernel with its start and end: every launch's device
+// time is its kernel's, to the ns, whether the records come with the flush
+// at the next finish (lag 0), only with a later one (lag 2: the waiting
+// launches are requeued), or only at exit (lag 100).
+func TestDriverCUPTIDeviceTimes(t *testing.T) {
+	const n = 6
+	for _, lag := range []int{0, 2, 100} {
+		t.Run("lag"+strconv.Itoa(lag), func(t *testing.T) {
+			dir := t.TempDir()
+			records := filepath.Join(dir, "cupti.txt")
+			env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache"),
+				"OCCA_TOOLS_CUPTI=" + filepath.Join(standin, "libfake_cupti.so"),
+				"FAKE_CUPTI_OUT=" + records, "FAKE_CUPTI_LAG=" + strconv.Itoa(lag)}
+			out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet", "--device-time"},
+				filepath.Join(standin, "occa-standin-driver"), "-n", strconv.Itoa(n),
+				"-props", "{mode: 'CUDA', device_id: 0, queued: true, kernel_us: 20000}")
+			if err != nil || out != "ok\n" || len(files) != 1 {
+				t.Fatalf("driver: %v, output %q, traces %v", err, out, files)
+			}
+			ev, err := occatest.ReadEvents(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var launches []uint64 // in launch order: the driver has one thread
+			times := map[uint64][][2]uint64{}
+			for _, e := range ev.Events {
+				switch e.Kind {
+				case trace.RunBegin:
+					launches = append(launches, e.Args[0])
+				case trace.DeviceTime:
+					times[e.Args[0]] = append(times[e.Args[0]], [2]uint64{e.Args[1], e.Args[2]})
+				}
+			}
+			kernels := fakeKernels(t, records)
+			if len(launches) != 2*n+2 || len(kernels) != len(launches) {
+				t.Fatalf("%d launches, %d kernels reported to CUPTI; want %d of each", len(launches), len(kernels), 2*n+2)
+			}
+			for i, c := range launches {
+				if got := times[c]; len(got) != 1 || got[0] != kernels[i] {
+					t.Errorf("launch %d (%d): device times %v, want its kernel's %v", i, c, got, kernels[i])
+				}
+			}
+		})
+	}
+}
+
+// fakeKernels reads fake_cupti.c's kernels, in the order reported.
+func fakeKernels(t *testing.T, path string) [][2]uint64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][2]uint64
+	for _, l := range strings.Split(string(b), "\n") {
+		var cid, start, end uint64
+		if n, _ := fmt.Sscanf(l, "kernel %d %d %d", &cid, &start, &end); n == 3 {
+			out = append(out, [2]uint64{start, end})
+		}
+	}
+	return out
+}

@@ -2,10 +2,11 @@
 // counted exactly, for testing occa-tools' OCCA adapter (built against the
 // stand-in's include/occa.hpp; written as it would be against real OCCA).
 //
-// usage: occa-standin-driver [-n N] [-mode Serial|OpenMP] [-exception]
-//                            [-okl PATH] [-expect]
+// usage: occa-standin-driver [-n N] [-mode Serial|OpenMP] [-props JSON]
+//                            [-exception] [-okl PATH] [-expect]
 //   -n N        launches per loop (default 10, N >= 1)
 //   -mode M     the device's mode string (default Serial)
+//   -props P    the device's properties (default "{mode: '<M>'}")
 //   -exception  also build a kernel from a missing file and catch the
 //               occa::exception it throws
 //   -okl PATH   addVectors.okl (default: next to this executable)
@@ -14,7 +15,7 @@
 // a usage error.
 //
 // The scenario, in order (N = -n):
-//   1. device from the string "{mode: '<M>'}": device(string) -> device(json)
+//   1. device from the string "{mode: '<M>'}" (or -props): device(string) -> device(json)
 //      -> setup(json), which creates the initial stream (stream0) and sets it.
 //   2. a = malloc<float>(1000); b = malloc<float>(1000, hostB) (its initial
 //      contents are a host->device copy made inside device::malloc, with no
@@ -90,8 +91,8 @@ namespace {
 
   void usage() {
     fprintf(stderr,
-            "usage: occa-standin-driver [-n N] [-mode Serial|OpenMP] [-exception]\n"
-            "                           [-okl PATH] [-expect]\n");
+            "usage: occa-standin-driver [-n N] [-mode Serial|OpenMP] [-props JSON]\n"
+            "                           [-exception] [-okl PATH] [-expect]\n");
     exit(2);
   }
 
@@ -126,6 +127,7 @@ namespace {
 int main(int argc, char **argv) {
   long n = 10;
   std::string mode = "Serial";
+  std::string props;
   std::string okl;
   bool withException = false;
   bool expect = false;
@@ -140,6 +142,8 @@ int main(int argc, char **argv) {
       }
     } else if (arg == "-mode" && i + 1 < argc) {
       mode = argv[++i];
+    } else if (arg == "-props" && i + 1 < argc) {
+      props = argv[++i];
     } else if (arg == "-okl" && i + 1 < argc) {
       okl = argv[++i];
     } else if (arg == "-exception") {
@@ -166,7 +170,7 @@ int main(int argc, char **argv) {
   }
 
   // 1. The device, its initial stream.
-  const std::string deviceProps = "{mode: '" + mode + "'}";
+  const std::string deviceProps = props.empty() ? "{mode: '" + mode + "'}" : props;
   occa::device device(deviceProps);
   occa::stream stream0 = device.getStream();
 

@@ -47,6 +47,7 @@
 #include <mutex>
 #include <sstream>
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -549,26 +550,44 @@ namespace occa {
     }
   }
 
-  // The mode "Queued" stands for CUDA, HIP or OpenCL in the adapter's
-  // tests: kernels run in the launch, on the host, as in Serial, but stream
-  // tags read as if each kernel had been queued on its stream to run for
-  // the device property kernel_us (50000 by default) once the stream is
-  // free, and a tag passed when its stream got to it. No call waits.
-  bool queued(const modeDevice_t *d) {
-    return d->mode == "Queued";
+  // The mode "Queued", or any mode with the property queued, stands for an
+  // asynchronous backend in the adapter's tests: kernels run in the launch,
+  // on the host, as in Serial, but stream tags read as if each kernel had
+  // been queued on its stream to run for the device property kernel_us
+  // (50000 by default) once the stream is free, and a tag passed when its
+  // stream got to it. No call waits. In mode CUDA, each such kernel also
+  // goes to the fake CUPTI (fake_cupti.c) when the adapter has loaded it
+  // (OCCA_TOOLS_CUPTI), as the CUDA driver would report it to CUPTI.
+  static bool queued(const modeDevice_t *d) {
+    return d->mode == "Queued" || d->properties.has("queued");
   }
 
-  modeStream_t *currentModeStream(modeDevice_t *d) {
+  static modeStream_t *currentModeStream(modeDevice_t *d) {
     return d->currentStream.getModeStream();
   }
 
-  void queueKernel(modeDevice_t *d) {
+  static void reportToFakeCUPTI(double start, double end) {
+    static void (*launch)(uint64_t, uint64_t) = [] {
+      const char *path = getenv("OCCA_TOOLS_CUPTI");
+      void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+      return h ? reinterpret_cast<void (*)(uint64_t, uint64_t)>(dlsym(h, "fake_cupti_launch")) : nullptr;
+    }();
+    if (launch) {
+      launch(uint64_t(start * 1e9), uint64_t(end * 1e9));
+    }
+  }
+
+  static void queueKernel(modeDevice_t *d) {
     modeStream_t *s = currentModeStream(d);
     if (!s) {
       return;
     }
     const double us = d->properties.has("kernel_us") ? d->properties["kernel_us"].number() : 50000;
-    s->queuedUntil = std::max(monotonicSeconds(), s->queuedUntil) + us * 1e-6;
+    const double start = std::max(monotonicSeconds(), s->queuedUntil);
+    s->queuedUntil = start + us * 1e-6;
+    if (d->mode == "CUDA") {
+      reportToFakeCUPTI(start, s->queuedUntil);
+    }
   }
 
   void modeKernel_t::launch() const {

@@ -8,6 +8,8 @@
 # $(STANDIN_DIR)/occa-standin-driver-c C driver (driver_c.c)
 # $(STANDIN_DIR)/addVectors.okl        read by the drivers from their own dir
 # $(STANDIN_DIR)/occa-standin-versions driver_versions.cpp (OCCA 2.0)
+# $(STANDIN_DIR)/libfake_cupti.so      a CUPTI for the stand-in's queued CUDA
+#                                      mode (fake_cupti.c)
 # $(STANDIN_DIR)/<variant>/...         the same for each variant below: its
 #                                      lib/libocca.so, occa-standin-versions
 #                                      and addVectors.okl
@@ -53,8 +55,10 @@ STANDIN_VERSIONS = $(STANDIN_DIR)/occa-standin-versions \
   $(foreach v,$(STANDIN_VARIANTS),$(STANDIN_DIR)/$(v)/lib/libocca.so $(STANDIN_DIR)/$(v)/occa-standin-versions \
     $(STANDIN_DIR)/$(v)/addVectors.okl)
 
+STANDIN_FAKE_CUPTI = $(STANDIN_DIR)/libfake_cupti.so
+
 .PHONY: standin
-standin: $(STANDIN_LIB) $(STANDIN_DRIVER) $(STANDIN_DRIVER_C) $(STANDIN_OKL) $(STANDIN_VERSIONS)
+standin: $(STANDIN_LIB) $(STANDIN_DRIVER) $(STANDIN_DRIVER_C) $(STANDIN_OKL) $(STANDIN_VERSIONS) $(STANDIN_FAKE_CUPTI)
 	$(STANDIN_SRC)/check-symbols.sh $(STANDIN_LIB)
 
 $(STANDIN_DIR)/occa-standin-versions: $(STANDIN_SRC)/driver_versions.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_LIB) $(STANDIN_OKL)
@@ -74,6 +78,10 @@ $(STANDIN_DIR)/%/addVectors.okl: $(STANDIN_SRC)/addVectors.okl
 $(STANDIN_LIB): $(STANDIN_SRC)/standin.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_SRC)/include/occa.h
 	@mkdir -p $(@D)
 	$(CXX) $(STANDIN_CXXFLAGS) -fPIC -fsemantic-interposition -shared -Wl,-soname,libocca.so -I$(STANDIN_SRC)/include -o $@ $<
+
+$(STANDIN_FAKE_CUPTI): $(STANDIN_SRC)/fake_cupti.c
+	@mkdir -p $(@D)
+	$(CC) $(STANDIN_CFLAGS) -D_POSIX_C_SOURCE=200809L -fPIC -shared -o $@ $< -lpthread
 
 $(STANDIN_DRIVER): $(STANDIN_SRC)/driver.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_LIB) $(STANDIN_OKL)
 	$(CXX) $(STANDIN_CXXFLAGS) -I$(STANDIN_SRC)/include -o $@ $< $(STANDIN_LINK)

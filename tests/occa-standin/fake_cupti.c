@@ -1,0 +1,214 @@
+/* fake_cupti.c: the few CUPTI functions the OCCA adapter calls
+ * (runtime/occa/cupti.cpp), for its tests without a GPU. The adapter loads
+ * it as libcupti (OCCA_TOOLS_CUPTI=path); the stand-in's queued CUDA mode
+ * (standin.cpp) reports each kernel to it with fake_cupti_launch, which does
+ * what the CUDA driver and CUPTI would: call the subscriber back on entry to
+ * cuLaunchKernel with a new correlation id and on exit, and keep a kernel
+ * record, in the layout of CUPTI's, for the next forced flush.
+ *
+ *   FAKE_CUPTI_OUT   a file: one line per kernel, "kernel CID START END"
+ *                    (ns on the host clock), and "flush N" per flush that
+ *                    delivered N records
+ *   FAKE_CUPTI_LAG   flushes a record waits before delivery (0: the next),
+ *                    as a real CUPTI's forced flush can miss the kernels
+ *                    that just ended; at exit all are delivered, from an
+ *                    exit handler that runs before the adapter's
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int result;
+typedef void (*callback_func)(void *, int, uint32_t, const void *);
+typedef void (*buffer_requested)(uint8_t **, size_t *, size_t *);
+typedef void (*buffer_completed)(void *, uint32_t, uint8_t *, size_t, size_t);
+typedef uint64_t (*timestamp_func)(void);
+
+enum { success = 0, invalid = 1, kind_concurrent_kernel = 10, cbid_launch = 307, domain_driver = 1 };
+
+struct callback_data { /* CUpti_CallbackData */
+  int site;
+  const char *function_name;
+  const void *function_params;
+  void *function_return_value;
+  const char *symbol_name;
+  void *context;
+  uint32_t context_uid;
+  uint64_t *correlation_data;
+  uint32_t correlation_id;
+};
+
+struct kernel_record { /* the head of CUpti_ActivityKernel, padded */
+  int kind;
+  uint8_t cache_config, shared_memory_config;
+  uint16_t registers_per_thread;
+  uint32_t partitioned_requested, partitioned_executed;
+  uint64_t start, end, completed;
+  uint32_t device_id, context_id, stream_id;
+  int32_t grid[3], block[3];
+  int32_t static_shared_memory, dynamic_shared_memory;
+  uint32_t local_memory_per_thread, local_memory_total;
+  uint32_t correlation_id;
+  int64_t grid_id;
+  const char *name;
+  uint8_t rest[64];
+};
+
+struct held {
+  struct kernel_record record;
+  int wait; /* flushes left before delivery */
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static callback_func callback;
+static void *callback_userdata;
+static int launch_enabled;
+static buffer_requested requested;
+static buffer_completed completed;
+static int kernels_enabled;
+static uint32_t next_correlation = 1000;
+static struct held held[4096];
+static size_t nheld;
+static FILE *out;
+
+static void say(const char *fmt, uint64_t a, uint64_t b, uint64_t c) {
+  if (!out) {
+    const char *path = getenv("FAKE_CUPTI_OUT");
+    out = path ? fopen(path, "w") : NULL;
+  }
+  if (out) {
+    fprintf(out, fmt, (unsigned long long)a, (unsigned long long)b, (unsigned long long)c);
+    fflush(out);
+  }
+}
+
+result cuptiGetVersion(uint32_t *version) {
+  *version = 26;
+  return success;
+}
+
+result cuptiSubscribe(void **subscriber, callback_func f, void *userdata) {
+  static int handle;
+  *subscriber = &handle;
+  callback = f;
+  callback_userdata = userdata;
+  return success;
+}
+
+result cuptiEnableCallback(uint32_t enable, void *subscriber, int domain, uint32_t cbid) {
+  (void)subscriber;
+  if (domain == domain_driver && cbid == cbid_launch)
+    launch_enabled = (int)enable;
+  return success;
+}
+
+result cuptiActivityRegisterCallbacks(buffer_requested r, buffer_completed c) {
+  requested = r;
+  completed = c;
+  return success;
+}
+
+result cuptiActivityRegisterTimestampCallback(timestamp_func f) {
+  (void)f; /* the stand-in's kernel times are on the host clock already */
+  return success;
+}
+
+result cuptiGetTimestamp(uint64_t *t) {
+  *t = 0;
+  return success;
+}
+
+result cuptiActivityEnable(int kind) {
+  if (kind != kind_concurrent_kernel)
+    return invalid;
+  kernels_enabled = 1;
+  return success;
+}
+
+result cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record) {
+  uint8_t *next = *record ? (uint8_t *)*record + sizeof(struct kernel_record) : buffer;
+  if (next + sizeof(struct kernel_record) > buffer + valid)
+    return invalid; /* CUPTI_ERROR_MAX_LIMIT_REACHED */
+  *record = next;
+  return success;
+}
+
+/* Delivers the records whose wait is over (all of them at exit) in one
+ * buffer. */
+static void deliver(int at_exit) {
+  uint8_t *buffer = NULL;
+  size_t bytes = 0, max_records = 0, n = 0;
+  pthread_mutex_lock(&mu);
+  if (!completed || nheld == 0) {
+    pthread_mutex_unlock(&mu);
+    return;
+  }
+  requested(&buffer, &bytes, &max_records);
+  size_t keep = 0;
+  for (size_t i = 0; i < nheld; i++) {
+    struct held *h = &held[i];
+    if ((at_exit || h->wait == 0) && buffer && (n + 1) * sizeof(struct kernel_record) <= bytes) {
+      memcpy(buffer + n * sizeof(struct kernel_record), &h->record, sizeof(struct kernel_record));
+      n++;
+    } else {
+      if (h->wait > 0)
+        h->wait--;
+      held[keep++] = *h;
+    }
+  }
+  nheld = keep;
+  pthread_mutex_unlock(&mu);
+  say("flush %llu\n", n, 0, 0);
+  completed(NULL, 0, buffer, bytes, n * sizeof(struct kernel_record));
+}
+
+result cuptiActivityFlushAll(uint32_t flag) {
+  (void)flag;
+  deliver(0);
+  return success;
+}
+
+static void flush_at_exit(void) { deliver(1); }
+
+/* Called by the stand-in for each kernel of its queued CUDA mode, with the
+ * kernel's start and end (ns, host clock). */
+void fake_cupti_launch(uint64_t start, uint64_t end) {
+  static int registered;
+  struct callback_data cb;
+  int status = 0;
+  memset(&cb, 0, sizeof cb);
+  pthread_mutex_lock(&mu);
+  cb.correlation_id = next_correlation++;
+  if (!registered) {
+    registered = 1;
+    atexit(flush_at_exit); /* registered after the adapter's: runs before it */
+  }
+  pthread_mutex_unlock(&mu);
+  cb.function_name = "cuLaunchKernel";
+  cb.function_return_value = &status;
+  if (callback && launch_enabled) {
+    cb.site = 0;
+    callback(callback_userdata, domain_driver, cbid_launch, &cb);
+  }
+  if (kernels_enabled) {
+    const char *lag = getenv("FAKE_CUPTI_LAG");
+    pthread_mutex_lock(&mu);
+    if (nheld < sizeof held / sizeof held[0]) {
+      struct held *h = &held[nheld++];
+      memset(h, 0, sizeof *h);
+      h->record.kind = kind_concurrent_kernel;
+      h->record.start = start;
+      h->record.end = end;
+      h->record.correlation_id = cb.correlation_id;
+      h->wait = lag ? atoi(lag) : 0;
+    }
+    pthread_mutex_unlock(&mu);
+    say("kernel %llu %llu %llu\n", cb.correlation_id, start, end);
+  }
+  if (callback && launch_enabled) {
+    cb.site = 1;
+    callback(callback_userdata, domain_driver, cbid_launch, &cb);
+  }
+}
