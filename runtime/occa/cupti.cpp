@@ -33,49 +33,18 @@
 #include <unordered_map>
 
 #include "adapter.hpp"
+#include "cupti_abi.h"
 
 namespace ot_occa {
 namespace cupti {
 
 namespace {
 
-// CUPTI's C ABI, as in its headers (cupti_activity.h, cupti_callbacks.h,
-// cupti_driver_cbid.h; the same from CUDA 11 to 13): the few functions,
-// values and record fields used here.
-using Result = int;  // CUptiResult; CUPTI_SUCCESS = 0
-constexpr Result success = 0;
-constexpr int kind_concurrent_kernel = 10;  // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-constexpr uint32_t flush_forced = 1;        // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
-constexpr int domain_driver_api = 1;        // CUPTI_CB_DOMAIN_DRIVER_API
-constexpr int api_enter = 0, api_exit = 1;  // CUPTI_API_ENTER, CUPTI_API_EXIT
-// CUPTI_DRIVER_TRACE_CBID_: cuLaunchKernel, _ptsz, cuLaunchCooperativeKernel,
-// cuLaunchKernelEx, _ptsz
-constexpr uint32_t launch_callbacks[] = {307, 442, 477, 652, 653};
-
-struct CallbackData {  // CUpti_CallbackData
-  int site;            // api_enter or api_exit
-  const char *function_name;
-  const void *function_params;
-  void *function_return_value;  // a CUresult* for the driver API
-  const char *symbol_name;
-  void *context;
-  uint32_t context_uid;
-  uint64_t *correlation_data;
-  uint32_t correlation_id;
-};
-
-struct KernelRecord {  // the head of CUpti_ActivityKernel4 to 10
-  int kind;
-  uint8_t cache_config, shared_memory_config;
-  uint16_t registers_per_thread;
-  uint32_t partitioned_requested, partitioned_executed;
-  uint64_t start, end, completed;
-  uint32_t device_id, context_id, stream_id;
-  int32_t grid[3], block[3];
-  int32_t static_shared_memory, dynamic_shared_memory;
-  uint32_t local_memory_per_thread, local_memory_total;
-  uint32_t correlation_id;
-};
+using Result = int;  // CUptiResult
+using CallbackData = ot_cupti_callback_data;
+using KernelRecord = ot_cupti_kernel_record;
+constexpr Result success = OT_CUPTI_SUCCESS;
+constexpr uint32_t launch_callbacks[] = OT_CUPTI_LAUNCH_CBIDS;
 static_assert(offsetof(KernelRecord, start) == 16 && offsetof(KernelRecord, correlation_id) == 92,
               "CUPTI's kernel record layout");
 
@@ -118,9 +87,9 @@ uint64_t host_now() { return api.now_ns(); }
 
 void CUPTI_callback(void *, int domain, uint32_t, const void *data) {
   const CallbackData *cb = static_cast<const CallbackData *>(data);
-  if (domain != domain_driver_api || !cb)
+  if (domain != OT_CUPTI_DOMAIN_DRIVER_API || !cb)
     return;
-  if (cb->site == api_enter) {
+  if (cb->site == OT_CUPTI_API_ENTER) {
     if (uint64_t ours = current_launch) {
       std::lock_guard<std::mutex> g(mu);
       if (launch_of.size() < max_mapped) {
@@ -130,7 +99,7 @@ void CUPTI_callback(void *, int domain, uint32_t, const void *data) {
         }
       }
     }
-  } else if (cb->site == api_exit && current_launch && cb->function_return_value &&
+  } else if (cb->site == OT_CUPTI_API_EXIT && current_launch && cb->function_return_value &&
              *static_cast<const int *>(cb->function_return_value) != 0) {
     std::lock_guard<std::mutex> g(mu);  // the launch failed: no kernel will come
     launch_of.erase(cb->correlation_id);
@@ -148,7 +117,7 @@ void buffer_completed(void *, uint32_t, uint8_t *buffer, size_t, size_t valid) {
   std::lock_guard<std::mutex> g(mu);
   while (buffer && lib.next_record(buffer, valid, &record) == success) {
     const KernelRecord *k = static_cast<const KernelRecord *>(record);
-    if (k->kind != kind_concurrent_kernel || k->end < k->start)
+    if (k->kind != OT_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || k->end < k->start)
       continue;
     auto it = launch_of.find(k->correlation_id);
     if (it == launch_of.end())
@@ -216,7 +185,7 @@ const char *start_CUPTI() {
   if (lib.subscribe(&subscriber, CUPTI_callback, nullptr) != success)
     return "CUPTI refused a subscriber (another tool has it)";
   for (uint32_t cbid : launch_callbacks)
-    if (lib.enable_callback(1, subscriber, domain_driver_api, cbid) != success)
+    if (lib.enable_callback(1, subscriber, OT_CUPTI_DOMAIN_DRIVER_API, cbid) != success)
       return "CUPTI refused the launch callbacks";
   if (lib.register_callbacks(buffer_requested, buffer_completed) != success)
     return "CUPTI refused the record buffers";
@@ -227,7 +196,7 @@ const char *start_CUPTI() {
       return "CUPTI gave no timestamp";
     clock_offset = int64_t(ours) - int64_t(theirs);
   }
-  if (lib.enable(kind_concurrent_kernel) != success)
+  if (lib.enable(OT_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != success)
     return "CUPTI refused kernel records";
   return nullptr;
 }
@@ -255,7 +224,7 @@ bool on() { return on_; }
 void launch_begin(uint64_t correlation_id) { current_launch = correlation_id; }
 void launch_end() { current_launch = 0; }
 
-void flush() { lib.flush_all(flush_forced); }
+void flush() { lib.flush_all(OT_CUPTI_FLUSH_FORCED); }
 
 bool take(uint64_t correlation_id, uint64_t *start, uint64_t *end) {
   std::lock_guard<std::mutex> g(mu);

@@ -4,7 +4,7 @@
 # functions at run time.
 OCCA_ADAPTER = $(BUILD)/lib/libocca_tools_occa.so
 OCCA_ADAPTER_SRC = $(wildcard runtime/occa/*.cpp)
-OCCA_ADAPTER_HDR = $(wildcard runtime/occa/*.hpp runtime/occa/*.inc) runtime/occa/exports.map \
+OCCA_ADAPTER_HDR = $(wildcard runtime/occa/*.hpp runtime/occa/*.h runtime/occa/*.inc) runtime/occa/exports.map \
                    runtime/include/occa_tools.h
 CXXFLAGS ?= -O2 -g
 OCCA_ADAPTER_FLAGS = -std=c++17 -fPIC -fvisibility=hidden -fvisibility-inlines-hidden \

@@ -159,9 +159,6 @@ bool place(occa::device *d, DeviceClock &c, Pending *p, int64_t *start, bool *ke
   return true;
 }
 
-// report hands the device times of the completed launches done to the
-// runtime. Asynchronous ones are placed on the host clock after the whole
-// batch has tightened the offset: then no start is before its own request.
 // report_cupti hands p's kernel time to the runtime and deletes p, or
 // returns false when CUPTI has not delivered the record yet (when last is
 // false). Seen on an H200: the flushes right after a stream's finish, and at
@@ -182,6 +179,9 @@ bool report_cupti(Pending *p, bool last) {
   return true;
 }
 
+// report hands the device times of the completed launches done to the
+// runtime. Asynchronous ones are placed on the host clock after the whole
+// batch has tightened the offset: then no start is before its own request.
 void report(occa::device *d, std::vector<Pending *> &done) {
   struct Placed {
     uint64_t correlation_id;

@@ -20,39 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cupti_abi.h" /* runtime/occa */
+
 typedef int result;
 typedef void (*callback_func)(void *, int, uint32_t, const void *);
 typedef void (*buffer_requested)(uint8_t **, size_t *, size_t *);
 typedef void (*buffer_completed)(void *, uint32_t, uint8_t *, size_t, size_t);
 typedef uint64_t (*timestamp_func)(void);
 
-enum { success = 0, invalid = 1, kind_concurrent_kernel = 10, cbid_launch = 307, domain_driver = 1 };
+enum { invalid = 1, cbid_launch = 307 /* cuLaunchKernel */ };
 
-struct callback_data { /* CUpti_CallbackData */
-  int site;
-  const char *function_name;
-  const void *function_params;
-  void *function_return_value;
-  const char *symbol_name;
-  void *context;
-  uint32_t context_uid;
-  uint64_t *correlation_data;
-  uint32_t correlation_id;
-};
-
-struct kernel_record { /* the head of CUpti_ActivityKernel, padded */
-  int kind;
-  uint8_t cache_config, shared_memory_config;
-  uint16_t registers_per_thread;
-  uint32_t partitioned_requested, partitioned_executed;
-  uint64_t start, end, completed;
-  uint32_t device_id, context_id, stream_id;
-  int32_t grid[3], block[3];
-  int32_t static_shared_memory, dynamic_shared_memory;
-  uint32_t local_memory_per_thread, local_memory_total;
-  uint32_t correlation_id;
-  int64_t grid_id;
-  const char *name;
+/* A record as CUPTI lays it out: the head, then fields the adapter skips. */
+struct kernel_record {
+  ot_cupti_kernel_record head;
   uint8_t rest[64];
 };
 
@@ -86,7 +66,7 @@ static void say(const char *fmt, uint64_t a, uint64_t b, uint64_t c) {
 
 result cuptiGetVersion(uint32_t *version) {
   *version = 26;
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 result cuptiSubscribe(void **subscriber, callback_func f, void *userdata) {
@@ -94,37 +74,37 @@ result cuptiSubscribe(void **subscriber, callback_func f, void *userdata) {
   *subscriber = &handle;
   callback = f;
   callback_userdata = userdata;
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 result cuptiEnableCallback(uint32_t enable, void *subscriber, int domain, uint32_t cbid) {
   (void)subscriber;
-  if (domain == domain_driver && cbid == cbid_launch)
+  if (domain == OT_CUPTI_DOMAIN_DRIVER_API && cbid == cbid_launch)
     launch_enabled = (int)enable;
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 result cuptiActivityRegisterCallbacks(buffer_requested r, buffer_completed c) {
   requested = r;
   completed = c;
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 result cuptiActivityRegisterTimestampCallback(timestamp_func f) {
   (void)f; /* the stand-in's kernel times are on the host clock already */
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 result cuptiGetTimestamp(uint64_t *t) {
   *t = 0;
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 result cuptiActivityEnable(int kind) {
-  if (kind != kind_concurrent_kernel)
+  if (kind != OT_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
     return invalid;
   kernels_enabled = 1;
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 result cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record) {
@@ -132,7 +112,7 @@ result cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record) 
   if (next + sizeof(struct kernel_record) > buffer + valid)
     return invalid; /* CUPTI_ERROR_MAX_LIMIT_REACHED */
   *record = next;
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 /* Delivers the records whose wait is over (all of them at exit) in one
@@ -167,7 +147,7 @@ static void deliver(int at_exit) {
 result cuptiActivityFlushAll(uint32_t flag) {
   (void)flag;
   deliver(0);
-  return success;
+  return OT_CUPTI_SUCCESS;
 }
 
 static void flush_at_exit(void) { deliver(1); }
@@ -176,7 +156,7 @@ static void flush_at_exit(void) { deliver(1); }
  * kernel's start and end (ns, host clock). */
 void fake_cupti_launch(uint64_t start, uint64_t end) {
   static int registered;
-  struct callback_data cb;
+  ot_cupti_callback_data cb;
   int status = 0;
   memset(&cb, 0, sizeof cb);
   pthread_mutex_lock(&mu);
@@ -189,8 +169,8 @@ void fake_cupti_launch(uint64_t start, uint64_t end) {
   cb.function_name = "cuLaunchKernel";
   cb.function_return_value = &status;
   if (callback && launch_enabled) {
-    cb.site = 0;
-    callback(callback_userdata, domain_driver, cbid_launch, &cb);
+    cb.site = OT_CUPTI_API_ENTER;
+    callback(callback_userdata, OT_CUPTI_DOMAIN_DRIVER_API, cbid_launch, &cb);
   }
   if (kernels_enabled) {
     const char *lag = getenv("FAKE_CUPTI_LAG");
@@ -198,17 +178,17 @@ void fake_cupti_launch(uint64_t start, uint64_t end) {
     if (nheld < sizeof held / sizeof held[0]) {
       struct held *h = &held[nheld++];
       memset(h, 0, sizeof *h);
-      h->record.kind = kind_concurrent_kernel;
-      h->record.start = start;
-      h->record.end = end;
-      h->record.correlation_id = cb.correlation_id;
+      h->record.head.kind = OT_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      h->record.head.start = start;
+      h->record.head.end = end;
+      h->record.head.correlation_id = cb.correlation_id;
       h->wait = lag ? atoi(lag) : 0;
     }
     pthread_mutex_unlock(&mu);
     say("kernel %llu %llu %llu\n", cb.correlation_id, start, end);
   }
   if (callback && launch_enabled) {
-    cb.site = 1;
-    callback(callback_userdata, domain_driver, cbid_launch, &cb);
+    cb.site = OT_CUPTI_API_EXIT;
+    callback(callback_userdata, OT_CUPTI_DOMAIN_DRIVER_API, cbid_launch, &cb);
   }
 }

@@ -79,9 +79,9 @@ $(STANDIN_LIB): $(STANDIN_SRC)/standin.cpp $(STANDIN_SRC)/include/occa.hpp $(STA
 	@mkdir -p $(@D)
 	$(CXX) $(STANDIN_CXXFLAGS) -fPIC -fsemantic-interposition -shared -Wl,-soname,libocca.so -I$(STANDIN_SRC)/include -o $@ $<
 
-$(STANDIN_FAKE_CUPTI): $(STANDIN_SRC)/fake_cupti.c
+$(STANDIN_FAKE_CUPTI): $(STANDIN_SRC)/fake_cupti.c runtime/occa/cupti_abi.h
 	@mkdir -p $(@D)
-	$(CC) $(STANDIN_CFLAGS) -D_POSIX_C_SOURCE=200809L -fPIC -shared -o $@ $< -lpthread
+	$(CC) $(STANDIN_CFLAGS) -D_POSIX_C_SOURCE=200809L -Iruntime/occa -fPIC -shared -o $@ $< -lpthread
 
 $(STANDIN_DRIVER): $(STANDIN_SRC)/driver.cpp $(STANDIN_SRC)/include/occa.hpp $(STANDIN_LIB) $(STANDIN_OKL)
 	$(CXX) $(STANDIN_CXXFLAGS) -I$(STANDIN_SRC)/include -o $@ $< $(STANDIN_LINK)

@@ -282,7 +282,7 @@ func buildCUPTIKernels(t *testing.T) string {
 			slices.Sort(libs) // libcupti.so before its versioned names
 			out := filepath.Join(bin, "libcupti_kernels.so")
 			args := []string{"-std=c11", "-O2", "-shared", "-fPIC", "-I" + filepath.Join(cuda, "include"),
-				"-I" + filepath.Join(root, "include"), "programs/cupti_kernels.c", "-o", out,
+				"-I" + filepath.Join(root, "include"), "-I../../runtime/occa", "programs/cupti_kernels.c", "-o", out,
 				"-L" + filepath.Dir(libs[0]), "-l:" + filepath.Base(libs[0]), "-Wl,-rpath," + filepath.Dir(libs[0])}
 			if b, err := exec.Command(env("CC", "cc"), args...).CombinedOutput(); err != nil {
 				t.Fatalf("cc %v: %v\n%s", args, err, b)

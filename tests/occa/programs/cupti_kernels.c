@@ -11,8 +11,8 @@
  * CUPTI's clock is not the host's CLOCK_MONOTONIC: compare durations, and
  * starts relative to each other.
  *
- *   cc -shared -fPIC -I$CUDA/include -I$CUPTI/include cupti_kernels.c \
- *      -L$CUPTI/lib64 -lcupti -o libcupti_kernels.so
+ *   cc -shared -fPIC -I$CUDA/include -I$CUPTI/include -I../../runtime/occa \
+ *      cupti_kernels.c -L$CUPTI/lib64 -lcupti -o libcupti_kernels.so
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,32 +20,9 @@
 
 #include <cupti.h>
 
-/* The head of CUPTI's kernel record, which every version of it (from
- * CUpti_ActivityKernel4 on) shares; the full record's name changes with the
- * CUDA version. */
-typedef struct {
-  CUpti_ActivityKind kind;
-  uint8_t cache_config;
-  uint8_t shared_memory_config;
-  uint16_t registers_per_thread;
-  uint32_t partitioned_requested;
-  uint32_t partitioned_executed;
-  uint64_t start;
-  uint64_t end;
-  uint64_t completed;
-  uint32_t device_id;
-  uint32_t context_id;
-  uint32_t stream_id;
-  int32_t grid[3];
-  int32_t block[3];
-  int32_t static_shared_memory;
-  int32_t dynamic_shared_memory;
-  uint32_t local_memory_per_thread;
-  uint32_t local_memory_total;
-  uint32_t correlation_id;
-  int64_t grid_id;
-  const char *name;
-} kernel_head;
+#include "cupti_abi.h" /* runtime/occa */
+
+typedef ot_cupti_kernel_record kernel_head;
 
 static FILE *out;
 static unsigned long dropped;
