@@ -14,25 +14,29 @@ import (
 	"github.com/libocca/occa-tools/tests/occatest"
 )
 
-// queuedKernel is how long the stand-in's "Queued" mode says a kernel runs
-// (its default kernel_us).
-const queuedKernel = 50_000_000 // ns
-
 // The stand-in's "Queued" mode reads stream tags as a CUDA device would:
-// each kernel runs 50 ms on its stream once the stream is free, and nothing
-// waits. The driver queues N+2 launches on its first stream and N on a
-// second, whose finish is read first. Every launch gets a device time on
-// the host clock (timing.cpp's DeviceClock): no earlier than its launch
+// each kernel runs kernel_us on its stream once the stream is free, and
+// nothing waits. The driver queues N+2 launches on its first stream and N
+// on a second, whose finish is read first. Every launch gets a device time
+// on the host clock (timing.cpp's DeviceClock): no earlier than its launch
 // began, a stream's kernels one after another, each kernel that was still
 // queued when the next launch returned followed by it at once, such a
-// kernel exactly 50 ms long (the others no shorter), and the two streams'
-// kernels overlapping.
+// kernel exactly kernel_us long (the others no shorter), and the two
+// streams' kernels overlapping. With 0.4 s kernels the timeline runs over
+// 4 s: the clock moves its reference on.
 func TestDriverQueuedDeviceTimes(t *testing.T) {
+	for _, us := range []int64{50_000, 400_000} {
+		t.Run(strconv.FormatInt(us, 10)+"us", func(t *testing.T) { checkQueued(t, us*1000) })
+	}
+}
+
+func checkQueued(t *testing.T, queuedKernel int64) {
 	const n = 8
 	dir := t.TempDir()
 	env := []string{"OCCA_CACHE_DIR=" + filepath.Join(dir, "cache")}
+	props := fmt.Sprintf("{mode: 'Queued', kernel_us: %d}", queuedKernel/1000)
 	out, files, err := occatest.Profile(t, occaProf, dir, env, []string{"--quiet", "--device-time"},
-		filepath.Join(standin, "occa-standin-driver"), "-n", strconv.Itoa(n), "-mode", "Queued")
+		filepath.Join(standin, "occa-standin-driver"), "-n", strconv.Itoa(n), "-props", props)
 	if err != nil || out != "ok\n" || len(files) != 1 {
 		t.Fatalf("driver: %v, output %q, traces %v", err, out, files)
 	}
