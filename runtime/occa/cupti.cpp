@@ -147,7 +147,7 @@ bool find(void *handle, const char *name, F *f) {
 void *open_library() {
   const char *choice = getenv("OCCA_TOOLS_CUPTI");
   if (choice && *choice)
-    return std::string(choice) == "off" ? nullptr : dlopen(choice, RTLD_NOW | RTLD_LOCAL);
+    return dlopen(choice, RTLD_NOW | RTLD_LOCAL);
   const char *names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
   for (const char *n : names)
     if (void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL))
@@ -167,9 +167,12 @@ void *open_library() {
 const char *start_CUPTI() {
   if (getenv("CUDA_INJECTION64_PATH"))
     return "another CUPTI client is injected (CUDA_INJECTION64_PATH)";
+  const char *choice = getenv("OCCA_TOOLS_CUPTI");
+  if (choice && std::string(choice) == "off")
+    return "OCCA_TOOLS_CUPTI=off";
   void *h = open_library();
   if (!h)
-    return "no libcupti (set OCCA_TOOLS_CUPTI to its path)";
+    return "no libcupti that loads (set OCCA_TOOLS_CUPTI to its path)";
   bool found = find(h, "cuptiGetVersion", &lib.get_version) && find(h, "cuptiSubscribe", &lib.subscribe) &&
                find(h, "cuptiEnableCallback", &lib.enable_callback) &&
                find(h, "cuptiActivityRegisterCallbacks", &lib.register_callbacks) &&
@@ -202,10 +205,17 @@ const char *start_CUPTI() {
 }
 
 void start_once() {
-  if (const char *why = start_CUPTI())
-    log(OCCA_TOOLS_LOG_INFO, "OCCA adapter: CUDA device times from stream tags: %s", why);
-  else
+  const char *why = start_CUPTI();
+  if (!why) {
     on_ = true;
+    return;
+  }
+  // A library the user named and cannot be used is worth a warning; no
+  // CUPTI where none was asked for is the ordinary case.
+  const char *named = getenv("OCCA_TOOLS_CUPTI");
+  bool asked = named && *named && std::string(named) != "off";
+  log(asked ? OCCA_TOOLS_LOG_WARN : OCCA_TOOLS_LOG_INFO, "OCCA adapter: CUDA device times from stream tags: %s%s%s",
+      why, asked ? "; OCCA_TOOLS_CUPTI=" : "", asked ? named : "");
 }
 
 }  // namespace
