@@ -1,7 +1,7 @@
 /* cupti_abi.h: the part of CUPTI's C ABI that occa-tools uses, as in CUPTI's
- * headers (cupti_activity.h, cupti_callbacks.h, cupti_driver_cbid.h; the
- * same from CUDA 11 to 13), so that the OCCA adapter (cupti.cpp) needs no
- * CUDA to build. Also read by the tests' fake CUPTI
+ * headers (cupti_activity.h, cupti_callbacks.h, cupti_driver_cbid.h; read
+ * from CUDA 12.8's, and seen right in CUDA 13.0's records on an H200), so
+ * that the OCCA adapter (cupti.cpp) needs no CUDA to build. Also read by the tests' fake CUPTI
  * (tests/occa-standin/fake_cupti.c) and CUPTI client
  * (tests/occa/programs/cupti_kernels.c). C99 and C++. */
 #ifndef OT_CUPTI_ABI_H
@@ -36,8 +36,9 @@ typedef struct {
   uint32_t correlation_id;
 } ot_cupti_callback_data;
 
-/* The head of CUPTI's kernel record, which CUpti_ActivityKernel4 to 10
- * share (the full record's name changes with the CUDA version). */
+/* The head of CUPTI's kernel record, which its versions share
+ * (CUpti_ActivityKernel4 to 9 in CUDA 12.8; the full record's name changes
+ * with the CUDA version). */
 typedef struct {
   int kind;
   uint8_t cache_config, shared_memory_config;
