@@ -88,13 +88,15 @@ std::vector<Pending *> take(Match &&match) {
 }
 
 // The seconds between two tags of device d, or NaN where OCCA cannot say. A
-// tag whose device went away reads as uninitialised: never time it.
+// tag whose device went away reads as uninitialised: never time it. Beyond a
+// year either way the answer is nonsense, and in ns it would not fit.
 double time_between(occa::device *d, occa::streamTag *from, occa::streamTag *to) {
+  constexpr double year = 365.0 * 24 * 3600;
   if (!real.stream_tag_mode(from) || !real.stream_tag_mode(to))
     return NAN;
   try {
     double seconds = real.device_time_between(d, *from, *to);
-    return std::isfinite(seconds) ? seconds : NAN;
+    return std::isfinite(seconds) && std::fabs(seconds) < year ? seconds : NAN;
   } catch (...) {
     return NAN;
   }
