@@ -106,13 +106,7 @@ func checkQueued(t *testing.T, queuedKernel int64) {
 	if len(byStream) != 3 || queued == 0 {
 		t.Errorf("%d streams, %d launches queued behind another; want 3 and some", len(byStream), queued)
 	}
-	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-	var busy, end int64
-	for _, s := range spans {
-		busy += max(0, s[1]-max(s[0], end))
-		end = max(end, s[1])
-	}
-	if busy >= sum {
+	if busy := occatest.Busy(spans); busy >= sum {
 		t.Errorf("the streams' kernels never overlap: busy %d ns, summed %d ns", busy, sum)
 	}
 }

@@ -242,18 +242,11 @@ func median(k []kernelTime) int64 {
 }
 
 func union(spans []kernelTime) int64 {
-	s := slices.Clone(spans)
-	slices.SortFunc(s, func(a, b kernelTime) int { return cmp.Compare(a.start, b.start) })
-	var busy, end int64
-	for _, k := range s {
-		if k.start > end {
-			busy += k.dur()
-		} else if k.end > end {
-			busy += k.end - end
-		}
-		end = max(end, k.end)
+	var s [][2]int64
+	for _, k := range spans {
+		s = append(s, [2]int64{k.start, k.end})
 	}
-	return busy
+	return occatest.Busy(s)
 }
 
 // buildCUPTIKernels compiles programs/cupti_kernels.c against CUPTI

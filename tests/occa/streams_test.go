@@ -1,12 +1,10 @@
 package occa
 
 import (
-	"cmp"
 	"encoding/csv"
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,17 +205,7 @@ func checkTimeline(t *testing.T, runs []launchTime, async bool) (sum, busy int64
 		}
 		last[r.stream] = r
 	}
-	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-	var end int64
-	for _, s := range spans {
-		if s[0] > end {
-			busy += s[1] - s[0]
-		} else if s[1] > end {
-			busy += s[1] - end
-		}
-		end = max(end, s[1])
-	}
-	return sum, busy
+	return sum, occatest.Busy(spans)
 }
 
 // checkSummary checks the summary's devices table against the trace's
