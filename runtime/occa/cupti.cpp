@@ -144,10 +144,11 @@ bool find(void *handle, const char *name, F *f) {
   return *f != nullptr;
 }
 
-void *open_library() {
-  const char *choice = getenv("OCCA_TOOLS_CUPTI");
-  if (choice && *choice)
-    return dlopen(choice, RTLD_NOW | RTLD_LOCAL);
+// open_library loads named (OCCA_TOOLS_CUPTI), or else the first libcupti
+// found.
+void *open_library(const char *named) {
+  if (named)
+    return dlopen(named, RTLD_NOW | RTLD_LOCAL);
   const char *names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
   for (const char *n : names)
     if (void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL))
@@ -163,14 +164,12 @@ void *open_library() {
   return nullptr;
 }
 
-// Why CUPTI is not used, or nullptr when it is.
-const char *start_CUPTI() {
+// Why CUPTI is not used, or nullptr when it is. named is the library
+// OCCA_TOOLS_CUPTI names, if any.
+const char *start_CUPTI(const char *named) {
   if (getenv("CUDA_INJECTION64_PATH"))
     return "another CUPTI client is injected (CUDA_INJECTION64_PATH)";
-  const char *choice = getenv("OCCA_TOOLS_CUPTI");
-  if (choice && std::string(choice) == "off")
-    return "OCCA_TOOLS_CUPTI=off";
-  void *h = open_library();
+  void *h = open_library(named);
   if (!h)
     return "no libcupti that loads (set OCCA_TOOLS_CUPTI to its path)";
   bool found = find(h, "cuptiGetVersion", &lib.get_version) && find(h, "cuptiSubscribe", &lib.subscribe) &&
@@ -204,17 +203,21 @@ const char *start_CUPTI() {
 }
 
 void start_once() {
-  const char *why = start_CUPTI();
+  const char *choice = getenv("OCCA_TOOLS_CUPTI");
+  if (choice && std::string(choice) == "off") {
+    log(OCCA_TOOLS_LOG_INFO, "OCCA adapter: CUDA device times from stream tags: OCCA_TOOLS_CUPTI=off");
+    return;
+  }
+  const char *named = choice && *choice ? choice : nullptr;
+  const char *why = start_CUPTI(named);
   if (!why) {
     on_ = true;
     return;
   }
   // A library the user named and cannot be used is worth a warning; no
   // CUPTI where none was asked for is the ordinary case.
-  const char *named = getenv("OCCA_TOOLS_CUPTI");
-  bool asked = named && *named && std::string(named) != "off";
-  log(asked ? OCCA_TOOLS_LOG_WARN : OCCA_TOOLS_LOG_INFO, "OCCA adapter: CUDA device times from stream tags: %s%s%s",
-      why, asked ? "; OCCA_TOOLS_CUPTI=" : "", asked ? named : "");
+  log(named ? OCCA_TOOLS_LOG_WARN : OCCA_TOOLS_LOG_INFO, "OCCA adapter: CUDA device times from stream tags: %s%s%s",
+      why, named ? "; OCCA_TOOLS_CUPTI=" : "", named ? named : "");
 }
 
 }  // namespace

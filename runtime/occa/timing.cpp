@@ -15,6 +15,7 @@
 // OpenCL) place a start on the host clock without waiting for the device:
 // see DeviceClock. On CUDA, CUPTI's kernel records replace the tags where
 // CUPTI loads (cupti.cpp); such launches wait in the same queue.
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <mutex>
@@ -117,8 +118,7 @@ struct DeviceClock {
   const void *mode_device = nullptr;
   Pending *reference = nullptr;  // kept for its start tag
   int64_t reference_ns = 0;      // the reference tag's place on the timeline
-  int64_t offset_ns = 0;         // host clock - timeline, once have_offset
-  bool have_offset = false;
+  int64_t offset_ns = 0;         // host clock - timeline, once there is a reference
 };
 
 constexpr int64_t move_reference_after_ns = 1000000000;
@@ -138,7 +138,8 @@ DeviceClock &device_clock(const void *mode_device) {
 // place puts p's start on c's timeline (*start, ns) and tightens c's
 // offset. It keeps p (*keep) when p's start tag becomes the reference.
 bool place(occa::device *d, DeviceClock &c, Pending *p, int64_t *start, bool *keep) {
-  if (!c.reference) {
+  bool first = !c.reference;
+  if (first) {
     c.reference = p;
     *start = 0;
     *keep = true;
@@ -155,9 +156,8 @@ bool place(occa::device *d, DeviceClock &c, Pending *p, int64_t *start, bool *ke
     }
   }
   int64_t bound = int64_t(p->host_before_ns) - *start;
-  if (!c.have_offset || bound > c.offset_ns)
+  if (first || bound > c.offset_ns)
     c.offset_ns = bound;
-  c.have_offset = true;
   return true;
 }
 
@@ -192,15 +192,15 @@ void report(occa::device *d, std::vector<Pending *> &done) {
   };
   std::vector<Placed> placed;
   std::vector<Pending *> requeue;
+  // Before the clocks' lock: a flush can take a while, and CUPTI-timed
+  // launches need no clock.
+  if (std::any_of(done.begin(), done.end(), [](const Pending *p) { return p->cupti; }))
+    cupti::flush();
   std::unique_lock<std::mutex> g(clock_mu);
   DeviceClock *clock = nullptr;
-  bool flushed = false;
   for (Pending *p : done) {
     bool keep = false;
     if (p->cupti) {
-      if (!flushed)
-        cupti::flush();
-      flushed = true;
       if (!report_cupti(p, false)) {
         try {
           requeue.push_back(p);
