@@ -1,16 +1,13 @@
 package adapter
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/occatest"
 )
 
@@ -44,59 +41,47 @@ func checkQueued(t *testing.T, queuedKernel int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type launch struct {
-		stream           uint64
-		begin, end       int64 // host
-		devStart, devEnd int64
-		deviceTimes      int
-	}
-	launches := map[uint64]*launch{}
-	for _, e := range ev.Events {
-		switch e.Kind {
-		case trace.RunBegin:
-			launches[e.Args[0]] = &launch{stream: e.Args[3], begin: e.Time}
-		case trace.RunEnd:
-			if l := launches[e.Args[0]]; l != nil {
-				l.end = e.Time
-			}
-		case trace.DeviceTime:
-			if l := launches[e.Args[0]]; l != nil {
-				l.devStart, l.devEnd = int64(e.Args[1]), int64(e.Args[2])
-				l.deviceTimes++
-			} else {
-				t.Errorf("a device time for %d, which is no launch", e.Args[0])
-			}
-		}
+	launches, orphans := occatest.Launches(ev)
+	for _, c := range orphans {
+		t.Errorf("a device time for %d, which is no launch", c)
 	}
 	if len(launches) != 2*n+2 {
 		t.Fatalf("%d launches, want %d", len(launches), 2*n+2)
 	}
-	byStream := map[uint64][]*launch{}
+	// A launch's device time: its last, the one checked.
+	dev := func(l *occatest.Launch) [2]int64 {
+		if len(l.DeviceTimes) == 0 {
+			return [2]int64{}
+		}
+		return l.DeviceTimes[len(l.DeviceTimes)-1]
+	}
+	byStream := map[uint64][]*occatest.Launch{} // each in launch order: the driver has one thread
 	var sum int64
 	var spans [][2]int64
-	for c, l := range launches {
-		if l.deviceTimes != 1 || l.devStart == 0 || l.devStart < l.begin || l.devEnd-l.devStart < queuedKernel {
+	for i := range launches {
+		l := &launches[i]
+		d := dev(l)
+		if len(l.DeviceTimes) != 1 || d[0] == 0 || d[0] < l.Begin || d[1]-d[0] < queuedKernel {
 			t.Fatalf("launch %d (host %d to %d ns): %d device times, the last [%d, %d); want one on the host clock, "+
-				"from no earlier than the launch began, at least %d ns long", c, l.begin, l.end, l.deviceTimes, l.devStart, l.devEnd, queuedKernel)
+				"from no earlier than the launch began, at least %d ns long", l.Corr, l.Begin, l.End, len(l.DeviceTimes), d[0], d[1], queuedKernel)
 		}
-		byStream[l.stream] = append(byStream[l.stream], l)
-		sum += l.devEnd - l.devStart
-		spans = append(spans, [2]int64{l.devStart, l.devEnd})
+		byStream[l.Stream] = append(byStream[l.Stream], l)
+		sum += d[1] - d[0]
+		spans = append(spans, d)
 	}
 	const rounding = 1000 // ns: tags' seconds in a double, then ns
 	queued := 0
 	for s, ls := range byStream {
-		slices.SortFunc(ls, func(a, b *launch) int { return cmp.Compare(a.begin, b.begin) })
 		for i := 1; i < len(ls); i++ {
-			p, l := ls[i-1], ls[i]
-			if l.devStart < p.devEnd-rounding {
-				t.Errorf("stream %d, launch %d: starts at %d ns, before the one before ends (%d ns)", s, i, l.devStart, p.devEnd)
+			p, l := dev(ls[i-1]), dev(ls[i])
+			if l[0] < p[1]-rounding {
+				t.Errorf("stream %d, launch %d: starts at %d ns, before the one before ends (%d ns)", s, i, l[0], p[1])
 			}
-			if p.devEnd > l.end { // still queued when this launch returned
+			if p[1] > ls[i].End { // still queued when this launch returned
 				queued++
-				if l.devStart > p.devEnd+rounding || abs(l.devEnd-l.devStart-queuedKernel) > rounding {
+				if l[0] > p[1]+rounding || abs(l[1]-l[0]-queuedKernel) > rounding {
 					t.Errorf("stream %d, launch %d: [%d, %d), want %d ns from the end of the one before (%d ns)",
-						s, i, l.devStart, l.devEnd, queuedKernel, p.devEnd)
+						s, i, l[0], l[1], queuedKernel, p[1])
 				}
 			}
 		}
@@ -139,23 +124,14 @@ func TestDriverCUPTIDeviceTimes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var launches []uint64 // in launch order: the driver has one thread
-			times := map[uint64][][2]uint64{}
-			for _, e := range ev.Events {
-				switch e.Kind {
-				case trace.RunBegin:
-					launches = append(launches, e.Args[0])
-				case trace.DeviceTime:
-					times[e.Args[0]] = append(times[e.Args[0]], [2]uint64{e.Args[1], e.Args[2]})
-				}
-			}
+			launches, _ := occatest.Launches(ev) // in launch order: the driver has one thread
 			kernels := fakeKernels(t, records)
 			if len(launches) != 2*n+2 || len(kernels) != len(launches) {
 				t.Fatalf("%d launches, %d kernels reported to CUPTI; want %d of each", len(launches), len(kernels), 2*n+2)
 			}
-			for i, c := range launches {
-				if got := times[c]; len(got) != 1 || got[0] != kernels[i] {
-					t.Errorf("launch %d (%d): device times %v, want its kernel's %v", i, c, got, kernels[i])
+			for i, l := range launches {
+				if got := l.DeviceTimes; len(got) != 1 || got[0] != kernels[i] {
+					t.Errorf("launch %d (%d): device times %v, want its kernel's %v", i, l.Corr, got, kernels[i])
 				}
 			}
 		})
@@ -163,17 +139,18 @@ func TestDriverCUPTIDeviceTimes(t *testing.T) {
 }
 
 // fakeKernels reads fake_cupti.c's kernels, in the order reported.
-func fakeKernels(t *testing.T, path string) [][2]uint64 {
+func fakeKernels(t *testing.T, path string) [][2]int64 {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][2]uint64
+	var out [][2]int64
 	for _, l := range strings.Split(string(b), "\n") {
-		var cid, start, end uint64
+		var cid uint64
+		var start, end int64
 		if n, _ := fmt.Sscanf(l, "kernel %d %d %d", &cid, &start, &end); n == 3 {
-			out = append(out, [2]uint64{start, end})
+			out = append(out, [2]int64{start, end})
 		}
 	}
 	return out

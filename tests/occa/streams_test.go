@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/occatest"
 )
 
@@ -140,34 +139,23 @@ type launchTime struct {
 // the order they began.
 func deviceTimes(t *testing.T, ev *occatest.Events, want bool) []launchTime {
 	t.Helper()
+	launches, orphans := occatest.Launches(ev)
 	var runs []launchTime
-	at := map[uint64]int{}             // launch -> index in runs
-	times := map[uint64][]launchTime{} // launch -> device times
-	for _, e := range ev.Events {
-		switch e.Kind {
-		case trace.RunBegin:
-			at[e.Args[0]] = len(runs)
-			runs = append(runs, launchTime{corr: e.Args[0], stream: e.Args[3], host: e.Time})
-		case trace.DeviceTime:
-			times[e.Args[0]] = append(times[e.Args[0]], launchTime{start: int64(e.Args[1]), end: int64(e.Args[2])})
-		}
-	}
-	for i := range runs {
-		r := &runs[i]
-		d := times[r.corr]
+	for _, l := range launches {
+		r := launchTime{corr: l.Corr, stream: l.Stream, host: l.Begin}
+		d := l.DeviceTimes
 		switch {
 		case !want && len(d) != 0:
 			t.Errorf("launch %d: device times %v without --device-time", r.corr, d)
-		case want && (len(d) != 1 || d[0].end <= d[0].start):
+		case want && (len(d) != 1 || d[0][1] <= d[0][0]):
 			t.Errorf("launch %d: device times %v, want one positive duration", r.corr, d)
 		case want:
-			r.start, r.end = d[0].start, d[0].end
+			r.start, r.end = d[0][0], d[0][1]
 		}
+		runs = append(runs, r)
 	}
-	for c := range times {
-		if _, ok := at[c]; !ok {
-			t.Errorf("a device time for %d, which is no launch", c)
-		}
+	for _, c := range orphans {
+		t.Errorf("a device time for %d, which is no launch", c)
 	}
 	return runs
 }
