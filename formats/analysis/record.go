@@ -1,9 +1,6 @@
 package analysis
 
-import (
-	"github.com/libocca/occa-tools/formats/table"
-	"github.com/libocca/occa-tools/formats/trace"
-)
+import "github.com/libocca/occa-tools/formats/table"
 
 // SchemaVersion is the version of the table layout of Record, which the
 // Parquet and CSV outputs write (formats/parquet/SCHEMA.md). A minor version
@@ -90,12 +87,19 @@ func Micros(ns int64) int64 {
 	return us
 }
 
-// Flattener turns rows of one process into Records, caching names.
+// Flattener turns rows of one process into Records, caching names. Rows
+// come in runs of one thread and one device, so the last of each is looked
+// at before the maps (a map lookup per row was a tenth of Parquet's cost).
 type Flattener struct {
 	p       *Process
 	devices map[uint64]devName
 	tids    map[uint32]int64
-	kinds   map[trace.Kind]string
+	kinds   [256]string // by row kind (a trace.Kind); "" until first needed
+
+	lastDev     uint64 // the device of lastDevName, a known one (0: none)
+	lastDevName string
+	lastThread  uint32 // the thread of lastTID, a known one (lastTID 0: none)
+	lastTID     int64
 }
 
 // devName is a device's name as cached by a Flattener; known is false while
@@ -111,7 +115,7 @@ const maxCached = 1 << 12
 
 // NewFlattener returns a Flattener for p.
 func NewFlattener(p *Process) *Flattener {
-	return &Flattener{p: p, devices: map[uint64]devName{}, tids: map[uint32]int64{}, kinds: map[trace.Kind]string{}}
+	return &Flattener{p: p, devices: map[uint64]devName{}, tids: map[uint32]int64{}}
 }
 
 // Flatten fills rec from r. Times become unix ns (FORMAT.md §2, the epoch).
@@ -122,38 +126,61 @@ func (f *Flattener) Flatten(rec *Record, r *Row) {
 		DeviceID: int64(r.Device), Stream: int64(r.Stream), Kernel: int64(r.Kernel), Memory: int64(r.Memory),
 		Src: int64(r.Src), Dst: int64(r.Dst), Bytes: int64(r.Bytes), Dir: r.Direction(), Aux: int64(r.Aux), DevDur: r.DevDur,
 		Peer: r.Peer, Tag: r.Tag, Comm: int64(r.Comm), Request: int64(r.Request)}
-	k, ok := f.kinds[r.Kind]
-	if !ok {
+	k := f.kinds[r.Kind]
+	if k == "" {
 		k = KindName(r.Kind)
 		f.kinds[r.Kind] = k
 	}
 	rec.Kind = k
-	if r.Device != 0 {
-		d, ok := f.devices[r.Device]
-		if !ok || !d.known { // look again: its def may have come since
-			if len(f.devices) >= maxCached {
-				clear(f.devices)
-			}
-			info := p.Dict.Device(r.Device)
-			d = devName{info.Name(), info.Known}
-			f.devices[r.Device] = d
-		}
-		rec.Device = d.name
-	}
-	tid, ok := f.tids[r.Thread]
-	if !ok {
-		tid = int64(p.Dict.Thread(uint64(r.Thread)).TID)
-		if tid != 0 {
-			if len(f.tids) >= maxCached {
-				clear(f.tids)
-			}
-			f.tids[r.Thread] = tid
-		}
-	}
-	rec.TID = tid
+	rec.Device = f.device(r.Device)
+	rec.TID = f.tid(r.Thread)
 	rec.StartTime = Micros(rec.Start)
 	if r.DevDur >= 0 && r.DevStart != 0 {
 		rec.DevStart = p.WallTime(r.DevStart)
 		rec.DevStartTime = Micros(rec.DevStart)
 	}
+}
+
+// device is the name of device id ("" for 0).
+func (f *Flattener) device(id uint64) string {
+	switch {
+	case id == 0:
+		return ""
+	case id == f.lastDev:
+		return f.lastDevName
+	}
+	d, ok := f.devices[id]
+	if !ok || !d.known { // look again: its def may have come since
+		if len(f.devices) >= maxCached {
+			clear(f.devices)
+		}
+		info := f.p.Dict.Device(id)
+		d = devName{info.Name(), info.Known}
+		f.devices[id] = d
+	}
+	if d.known {
+		f.lastDev, f.lastDevName = id, d.name
+	}
+	return d.name
+}
+
+// tid is the OS thread id of thread index th (0 when unknown).
+func (f *Flattener) tid(th uint32) int64 {
+	if th == f.lastThread && f.lastTID != 0 {
+		return f.lastTID
+	}
+	tid, ok := f.tids[th]
+	if !ok {
+		tid = int64(f.p.Dict.Thread(uint64(th)).TID)
+		if tid != 0 {
+			if len(f.tids) >= maxCached {
+				clear(f.tids)
+			}
+			f.tids[th] = tid
+		}
+	}
+	if tid != 0 {
+		f.lastThread, f.lastTID = th, tid
+	}
+	return tid
 }

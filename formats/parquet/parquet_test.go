@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -79,11 +80,26 @@ func TestRoundTrip(t *testing.T) {
 		fmt.Fprintf(&dump, "%s = %s\n", k, v)
 	}
 	fmt.Fprintf(&dump, "rows %d, row groups %d\n", pf.NumRows(), len(pf.RowGroups()))
+	dumpStorage(&dump, pf)
 	for _, r := range got {
 		fmt.Fprintf(&dump, "%+v\n", r)
 	}
 	dumped := bytes.ReplaceAll(dump.Bytes(), []byte(dir), []byte("$DIR"))
 	golden.Check(t, filepath.Join("testdata", "small.dump"), dumped)
+}
+
+// dumpStorage appends how the first row group stores each column: its
+// encodings, codec and whether it has min/max statistics (encodingOptions).
+func dumpStorage(dump *bytes.Buffer, pf *pq.File) {
+	for _, c := range pf.Metadata().RowGroups[0].Columns {
+		m := &c.MetaData
+		var encs []string
+		for _, e := range m.Encoding {
+			encs = append(encs, e.String())
+		}
+		fmt.Fprintf(dump, "column %s: %s, %s, min/max %t\n", strings.Join(m.PathInSchema, "."), strings.Join(encs, " "),
+			m.Codec, m.Statistics.MinValue != nil && m.Statistics.MaxValue != nil)
+	}
 }
 
 // convert writes the trace at in as the convert command does, into dir.
