@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/format"
+	"math/bits"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,13 +221,57 @@ func append2(b []byte, v int64) []byte { return append(b, byte('0'+v/10), byte('
 func append4(b []byte, v int64) []byte { return append2(append2(b, v/100), v%100) }
 
 // AppendInt appends v in decimal. Most columns of most rows hold a small
-// number (0 mostly): those skip strconv.
+// number (0 mostly), and the rest ids and unix ns: the digits are written
+// in place, two at a time, where strconv formats into a buffer of its own
+// and copies (a fifth of CSV's cost).
 func AppendInt(b []byte, v int64) []byte {
 	if uint64(v) < 10 {
 		return append(b, byte('0'+v))
 	}
-	return strconv.AppendInt(b, v, 10)
+	u := uint64(v)
+	if v < 0 {
+		b = append(b, '-')
+		u = -u // also right for math.MinInt64
+	}
+	n := decimalLen(u)
+	b = slices.Grow(b, n)
+	out := b[len(b) : len(b)+n]
+	i := n
+	for u >= 100 {
+		q := u / 100
+		r := 2 * (u - 100*q)
+		i -= 2
+		out[i], out[i+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		out[i-2], out[i-1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		out[i-1] = byte('0' + u)
+	}
+	return b[:len(b)+n]
 }
+
+// digitPairs is "00", "01", ... "99": AppendInt's two digits at a time.
+const digitPairs = "0001020304050607080910111213141516171819" +
+	"2021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859" +
+	"6061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// decimalLen is the number of decimal digits of u > 0: t = floor(bits *
+// log10(2)) (1233/4096 is log10(2) close enough for 64 bits) is that
+// number or one less.
+func decimalLen(u uint64) int {
+	t := bits.Len64(u) * 1233 >> 12
+	if u >= pow10[t] {
+		return t + 1
+	}
+	return t
+}
+
+// pow10[i] is 10^i.
+var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
 // AppendField appends s as a CSV field, quoted when it holds a comma, a
 // quote, CR or LF. The check is a plain loop: the fields are short names,

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,4 +178,54 @@ func TestPaths(t *testing.T) {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
 	}
+}
+
+// TestAppendInt compares AppendInt with strconv at every power of ten and
+// its neighbours, both signs, the extremes, and appending after text.
+func TestAppendInt(t *testing.T) {
+	vals := []int64{0, 1, 9, math.MaxInt64, math.MinInt64, math.MinInt64 + 1, 1767225600000001000}
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+		vals = append(vals, p-1, p, p+1, 10*p-1)
+	}
+	for _, v := range vals {
+		for _, w := range []int64{v, -v} {
+			if got, want := string(AppendInt([]byte("x,"), w)), "x,"+strconv.FormatInt(w, 10); got != want {
+				t.Errorf("AppendInt(%d) = %q, want %q", w, got, want)
+			}
+		}
+	}
+}
+
+func FuzzAppendInt(f *testing.F) {
+	f.Add(int64(0))
+	f.Add(int64(math.MinInt64))
+	f.Add(int64(1767225600000001000))
+	f.Fuzz(func(t *testing.T, v int64) {
+		if got, want := string(AppendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("AppendInt(%d) = %q, want %q", v, got, want)
+		}
+	})
+}
+
+// BenchmarkAppendInt is a CSV row's integers (a unix ns time, an id, zeros)
+// through AppendInt, against strconv.AppendInt in the same run.
+func BenchmarkAppendInt(b *testing.B) {
+	vals := []int64{1767225600000001000, 4242, 0, 0, 39000, 1 << 40, 0, 7}
+	buf := make([]byte, 0, 256)
+	b.Run("AppendInt", func(b *testing.B) {
+		for range b.N {
+			buf = buf[:0]
+			for _, v := range vals {
+				buf = AppendInt(buf, v)
+			}
+		}
+	})
+	b.Run("strconv", func(b *testing.B) {
+		for range b.N {
+			buf = buf[:0]
+			for _, v := range vals {
+				buf = strconv.AppendInt(buf, v, 10)
+			}
+		}
+	})
 }
