@@ -14,6 +14,9 @@ const (
 	fTracePacket = 1
 
 	fPktTimestamp      = 8
+	fPktTimestampClock = 58
+	fPktClockSnapshot  = 6
+	fPktDefaults       = 59
 	fPktTrackEvent     = 11
 	fPktSeqID          = 10
 	fPktInterned       = 12
@@ -50,6 +53,15 @@ const (
 	fIDEventNames      = 2
 	fINIID             = 1
 	fINName            = 2
+	fCSClocks          = 1 // ClockSnapshot.clocks
+	fClkID             = 1 // ClockSnapshot.Clock
+	fClkTimestamp      = 2
+	fClkIncremental    = 3
+	fClkUnitNs         = 4
+	fDefClock          = 58 // TracePacketDefaults.timestamp_clock_id
+	fDefTrackEvent     = 11 // TracePacketDefaults.track_event_defaults
+	fTEDTrack          = 11 // TrackEventDefaults.track_uuid
+	clockBoottime      = 6  // BuiltinClock BOOTTIME, the trace's clock
 	seqIncrementalClr  = 1
 	seqNeedsIncrState  = 2
 	typeSliceBegin     = 1
