@@ -7,11 +7,11 @@ import (
 // ProcessInfo describes one process (trace file) for the metadata table of
 // the outputs (the process table, and the Parquet key-value metadata).
 type ProcessInfo struct {
-	Rank        int64    `json:"rank" parquet:"rank"`
+	Rank        int64    `json:"rank" parquet:"rank,delta"`
 	Host        string   `json:"host" parquet:"host"`
-	PID         int64    `json:"pid" parquet:"pid"`
-	PPID        int64    `json:"ppid" parquet:"ppid"`
-	WorldSize   int64    `json:"world_size" parquet:"world_size"`
+	PID         int64    `json:"pid" parquet:"pid,delta"`
+	PPID        int64    `json:"ppid" parquet:"ppid,delta"`
+	WorldSize   int64    `json:"world_size" parquet:"world_size,delta"`
 	RankSource  string   `json:"rank_source" parquet:"rank_source"`
 	Executable  string   `json:"executable" parquet:"executable"`
 	Cmdline     []string `json:"cmdline" parquet:"cmdline,list"`
@@ -19,15 +19,15 @@ type ProcessInfo struct {
 	ConfigPath  string   `json:"config_path" parquet:"config_path"`
 	ConfigText  string   `json:"config_text" parquet:"config_text"`
 	ClockSource string   `json:"clock_source" parquet:"clock_source"`
-	WallStart   int64    `json:"wall_start_ns" parquet:"wall_start_ns"`
-	MonoStart   int64    `json:"mono_start_ns" parquet:"mono_start_ns"`
-	ClockOffset int64    `json:"clock_offset_ns" parquet:"clock_offset_ns"`
-	ClockError  int64    `json:"clock_error_ns" parquet:"clock_error_ns"`
+	WallStart   int64    `json:"wall_start_ns" parquet:"wall_start_ns,delta"`
+	MonoStart   int64    `json:"mono_start_ns" parquet:"mono_start_ns,delta"`
+	ClockOffset int64    `json:"clock_offset_ns" parquet:"clock_offset_ns,delta"`
+	ClockError  int64    `json:"clock_error_ns" parquet:"clock_error_ns,delta"`
 	Trace       string   `json:"trace" parquet:"trace"`
-	Events      uint64   `json:"events" parquet:"events"`
-	Dropped     uint64   `json:"dropped" parquet:"dropped"`
+	Events      uint64   `json:"events" parquet:"events,delta"`
+	Dropped     uint64   `json:"dropped" parquet:"dropped,delta"`
 	Complete    bool     `json:"complete" parquet:"complete"`
-	Damaged     int      `json:"damaged_parts" parquet:"damaged_parts"`
+	Damaged     int      `json:"damaged_parts" parquet:"damaged_parts,delta"`
 }
 
 // Info describes p; res (nil while the trace is still being read) adds the

@@ -14,34 +14,34 @@ const SchemaVersion = "2.0"
 type Record struct {
 	Rank      int32  `parquet:"-"` // the rank=N directory
 	Host      string `parquet:"host,dict"`
-	PID       int64  `parquet:"pid"`
-	Thread    int32  `parquet:"thread"`
-	TID       int64  `parquet:"tid"`
+	PID       int64  `parquet:"pid,delta"`
+	Thread    int32  `parquet:"thread,delta"`
+	TID       int64  `parquet:"tid,delta"`
 	Kind      string `parquet:"kind,dict"`
 	Name      string `parquet:"name,dict"`
-	StartTime int64  `parquet:"start,timestamp(microsecond:utc)"` // unix µs
-	Start     int64  `parquet:"start_ns"`
-	Duration  int64  `parquet:"duration_ns"`
-	Status    int32  `parquet:"status"`
-	Corr      int64  `parquet:"correlation_id"`
+	StartTime int64  `parquet:"start,timestamp(microsecond:utc),delta"` // unix µs
+	Start     int64  `parquet:"start_ns,delta"`
+	Duration  int64  `parquet:"duration_ns,delta"`
+	Status    int32  `parquet:"status,delta"`
+	Corr      int64  `parquet:"correlation_id,delta"`
 	Device    string `parquet:"device,dict"`
-	DeviceID  int64  `parquet:"device_id"`
-	Stream    int64  `parquet:"stream"`
-	Kernel    int64  `parquet:"kernel_id"`
-	Memory    int64  `parquet:"memory"`
-	Src       int64  `parquet:"src_memory"`
-	Dst       int64  `parquet:"dst_memory"`
-	Bytes     int64  `parquet:"bytes"`
+	DeviceID  int64  `parquet:"device_id,delta"`
+	Stream    int64  `parquet:"stream,delta"`
+	Kernel    int64  `parquet:"kernel_id,delta"`
+	Memory    int64  `parquet:"memory,delta"`
+	Src       int64  `parquet:"src_memory,delta"`
+	Dst       int64  `parquet:"dst_memory,delta"`
+	Bytes     int64  `parquet:"bytes,delta"`
 	Dir       string `parquet:"direction,dict"`
-	Aux       int64  `parquet:"aux"`
-	Peer      int32  `parquet:"peer"`
-	Tag       int32  `parquet:"tag"`
-	Comm      int64  `parquet:"comm"`
-	Request   int64  `parquet:"request"`
+	Aux       int64  `parquet:"aux,delta"`
+	Peer      int32  `parquet:"peer,delta"`
+	Tag       int32  `parquet:"tag,delta"`
+	Comm      int64  `parquet:"comm,delta"`
+	Request   int64  `parquet:"request,delta"`
 	// DevStart(Time) are null (0 in Go) when the launch has no device time.
-	DevStartTime int64 `parquet:"device_start,optional,timestamp(microsecond:utc)"` // unix µs
-	DevStart     int64 `parquet:"device_start_ns,optional"`
-	DevDur       int64 `parquet:"device_duration_ns"`
+	DevStartTime int64 `parquet:"device_start,optional,timestamp(microsecond:utc),delta"` // unix µs
+	DevStart     int64 `parquet:"device_start_ns,optional,delta"`
+	DevDur       int64 `parquet:"device_duration_ns,delta"`
 }
 
 // Events is the events table: Record's columns, in order. The CSV and

@@ -43,31 +43,31 @@ func CreateTable(events, name string) (*os.File, error) {
 type Record struct {
 	Rank      int32  `parquet:"-"` // the rank=N directory
 	Host      string `parquet:"host,dict"`
-	PID       int64  `parquet:"pid"`
-	Thread    int32  `parquet:"thread"`
-	TID       int64  `parquet:"tid"`
+	PID       int64  `parquet:"pid,delta"`
+	Thread    int32  `parquet:"thread,delta"`
+	TID       int64  `parquet:"tid,delta"`
 	Kind      string `parquet:"kind,dict"`
-	StartTime int64  `parquet:"start,timestamp(microsecond:utc)"` // unix µs
-	Start     int64  `parquet:"start_ns"`
-	Duration  int64  `parquet:"duration_ns"`
-	ID        int64  `parquet:"id"`
-	Parallel  int64  `parquet:"parallel"`
-	Task      int64  `parquet:"task"`
-	Parent    int64  `parquet:"parent_task"`
-	ThreadNum int32  `parquet:"thread_num"`
-	TeamSize  int32  `parquet:"team_size"`
-	Type      int32  `parquet:"type"`
+	StartTime int64  `parquet:"start,timestamp(microsecond:utc),delta"` // unix µs
+	Start     int64  `parquet:"start_ns,delta"`
+	Duration  int64  `parquet:"duration_ns,delta"`
+	ID        int64  `parquet:"id,delta"`
+	Parallel  int64  `parquet:"parallel,delta"`
+	Task      int64  `parquet:"task,delta"`
+	Parent    int64  `parquet:"parent_task,delta"`
+	ThreadNum int32  `parquet:"thread_num,delta"`
+	TeamSize  int32  `parquet:"team_size,delta"`
+	Type      int32  `parquet:"type,delta"`
 	TypeName  string `parquet:"type_name,dict"`
-	Count     int64  `parquet:"count"`
-	Flags     int64  `parquet:"flags"`
-	Launch    int64  `parquet:"launch"`
-	Status    int32  `parquet:"status"`
+	Count     int64  `parquet:"count,delta"`
+	Flags     int64  `parquet:"flags,delta"`
+	Launch    int64  `parquet:"launch,delta"`
+	Status    int32  `parquet:"status,delta"`
 	Completed bool   `parquet:"completed"`
 	// Created(Time) are null (0 in Go) when unknown or not a task row.
-	CreatedTime int64 `parquet:"created,optional,timestamp(microsecond:utc)"` // unix µs
-	Created     int64 `parquet:"created_ns,optional"`
-	Address     int64 `parquet:"address"`
-	TaskTime    int64 `parquet:"task_ns"`
+	CreatedTime int64 `parquet:"created,optional,timestamp(microsecond:utc),delta"` // unix µs
+	Created     int64 `parquet:"created_ns,optional,delta"`
+	Address     int64 `parquet:"address,delta"`
+	TaskTime    int64 `parquet:"task_ns,delta"`
 }
 
 // Rows is the OpenMP table: Record's columns, in order (formats/table).
@@ -143,13 +143,13 @@ func (f *Flattener) Flatten(rec *Record, r *analysis.Row) {
 type EdgeRecord struct {
 	Rank    int32  `parquet:"-"` // the rank=N directory
 	Host    string `parquet:"host,dict"`
-	PID     int64  `parquet:"pid"`
-	Src     int64  `parquet:"src_task"`
-	Sink    int64  `parquet:"sink_task"`
+	PID     int64  `parquet:"pid,delta"`
+	Src     int64  `parquet:"src_task,delta"`
+	Sink    int64  `parquet:"sink_task,delta"`
 	Source  string `parquet:"source,dict"`
-	Address int64  `parquet:"address"`
-	Parent  int64  `parquet:"parent_task"`
-	Launch  int64  `parquet:"launch"`
+	Address int64  `parquet:"address,delta"`
+	Parent  int64  `parquet:"parent_task,delta"`
+	Launch  int64  `parquet:"launch,delta"`
 }
 
 // Dependences is the dependences table: EdgeRecord's columns, in order

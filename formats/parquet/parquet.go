@@ -81,7 +81,7 @@ func Create(path string, p *analysis.Process) (*Writer, error) {
 // table has (no epoch when epoch is "").
 func newWriter[T any](w io.Writer, p *analysis.Process, version, epoch string) *pq.GenericWriter[T] {
 	info, _ := json.Marshal(analysis.Info(p, nil))
-	opts := append(encodingOptions(pq.SchemaOf(new(T))),
+	opts := append(encodingOptions(),
 		pq.MaxRowsPerRowGroup(RowGroupRows),
 		pq.PageBufferSize(256<<10),
 		pq.CreatedBy("occa-tools", "", ""),
@@ -94,25 +94,10 @@ func newWriter[T any](w io.Writer, p *analysis.Process, version, epoch string) *
 }
 
 // encodingOptions say how every table's columns are stored (SCHEMA.md):
-// zstd at its fastest level; integers and timestamps DELTA_BINARY_PACKED,
-// which turns ids, counters and close times into a few bits each before
-// zstd sees them (a quarter faster than PLAIN, the output about a tenth
-// larger); and no min/max statistics on dictionary-encoded strings, whose
-// bounds parquet-go computes by comparing every value's string (a tenth of
-// the writer's time) and which prune nothing in files that hold every name
-// in every row group.
-func encodingOptions(schema *pq.Schema) []pq.WriterOption {
-	opts := []pq.WriterOption{
-		pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
-		pq.DefaultEncodingFor(pq.Int32, &pq.DeltaBinaryPacked),
-		pq.DefaultEncodingFor(pq.Int64, &pq.DeltaBinaryPacked),
-	}
-	for _, path := range schema.Columns() {
-		if leaf, ok := schema.Lookup(path...); ok && leaf.Node.Encoding() == &pq.RLEDictionary {
-			opts = append(opts, pq.SkipPageBounds(path...))
-		}
-	}
-	return opts
+// zstd at its fastest level; the columns' tags (table.Column.ParquetTag)
+// say the encodings.
+func encodingOptions() []pq.WriterOption {
+	return []pq.WriterOption{pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest})}
 }
 
 // Add writes one row; it has the analysis.Sink signature.
@@ -260,7 +245,7 @@ func WriteProcesses(path string, infos []analysis.ProcessInfo) error {
 		return err
 	}
 	bw := bufio.NewWriter(f)
-	opts := append(encodingOptions(pq.SchemaOf(new(analysis.ProcessInfo))),
+	opts := append(encodingOptions(),
 		pq.CreatedBy("occa-tools", "", ""), pq.KeyValueMetadata(KeySchemaVersion, analysis.SchemaVersion))
 	w := pq.NewGenericWriter[analysis.ProcessInfo](bw, opts...)
 	_, err = w.Write(infos)

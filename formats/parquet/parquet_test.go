@@ -80,7 +80,7 @@ func TestRoundTrip(t *testing.T) {
 		fmt.Fprintf(&dump, "%s = %s\n", k, v)
 	}
 	fmt.Fprintf(&dump, "rows %d, row groups %d\n", pf.NumRows(), len(pf.RowGroups()))
-	dumpStorage(&dump, pf)
+	dumpStorage(t, &dump, pf)
 	for _, r := range got {
 		fmt.Fprintf(&dump, "%+v\n", r)
 	}
@@ -89,16 +89,24 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // dumpStorage appends how the first row group stores each column: its
-// encodings, codec and whether it has min/max statistics (encodingOptions).
-func dumpStorage(dump *bytes.Buffer, pf *pq.File) {
-	for _, c := range pf.Metadata().RowGroups[0].Columns {
+// encodings, codec, whether it has min/max statistics, and the bounds of
+// its first page in the column index, which Spark prunes pages by (empty
+// bounds on a string column made Spark skip every row of `where kind =
+// 'run'`).
+func dumpStorage(t *testing.T, dump *bytes.Buffer, pf *pq.File) {
+	chunks := pf.RowGroups()[0].ColumnChunks()
+	for i, c := range pf.Metadata().RowGroups[0].Columns {
 		m := &c.MetaData
 		var encs []string
 		for _, e := range m.Encoding {
 			encs = append(encs, e.String())
 		}
-		fmt.Fprintf(dump, "column %s: %s, %s, min/max %t\n", strings.Join(m.PathInSchema, "."), strings.Join(encs, " "),
-			m.Codec, m.Statistics.MinValue != nil && m.Statistics.MaxValue != nil)
+		ci, err := chunks[i].ColumnIndex()
+		if err != nil {
+			t.Fatalf("column %v: column index: %v", m.PathInSchema, err)
+		}
+		fmt.Fprintf(dump, "column %s: %s, %s, min/max %t, page 0 [%v, %v]\n", strings.Join(m.PathInSchema, "."), strings.Join(encs, " "),
+			m.Codec, m.Statistics.MinValue != nil && m.Statistics.MaxValue != nil, ci.MinValue(0), ci.MaxValue(0))
 	}
 }
 

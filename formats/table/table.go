@@ -311,6 +311,14 @@ func (c *Column) ParquetTag() string {
 	case c.Type == JSON:
 		tag += ",list"
 	}
+	if c.Type == Int32 || c.Type == Int64 || c.Type == Uint64 || c.Type == Time {
+		// Ids, counters and close times become a few bits each before
+		// compression: Parquet writes a quarter faster than with PLAIN, for
+		// files about a tenth larger. Set per column: parquet-go's writer
+		// option for a default encoding also clears the page bounds of the
+		// dictionary-encoded strings, which Spark then prunes every page by.
+		tag += ",delta"
+	}
 	return tag
 }
 

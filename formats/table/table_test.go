@@ -9,11 +9,11 @@ import (
 )
 
 type rec struct {
-	N    int32    `parquet:"n"`
+	N    int32    `parquet:"n,delta"`
 	S    string   `parquet:"s,dict"`
-	T    int64    `parquet:"t,optional,timestamp(microsecond:utc)"`
+	T    int64    `parquet:"t,optional,timestamp(microsecond:utc),delta"`
 	B    bool     `parquet:"b"`
-	Many uint64   `parquet:"many"`
+	Many uint64   `parquet:"many,delta"`
 	List []string `parquet:"list"`
 }
 
