@@ -105,9 +105,17 @@ test-occa: all
 
 # The offline tools on a generated trace (OCCA_BENCH_EVENTS events, 10 M by
 # default): events/s of decoding, pairing, each converter and the summary,
-# with peak memory; then pairing, summary and CSV on a trace of OpenMP events.
-bench-convert:
+# with peak memory; then pairing, summary and CSV on a trace of OpenMP events;
+# then the same stages on a trace of the bundled workload (about 3.9 M events
+# of an OCCA program's mix: launches, copies, allocations, regions).
+BENCH_WORKLOAD_TRACE = $(BUILD)/bench-convert/workload.occatrace
+bench-convert: all test-programs
 	OCCA_BENCH_EVENTS=$${OCCA_BENCH_EVENTS:-10000000} $(GO) test -run XXX -bench . -benchtime 1x -timeout 30m ./formats/bench
+	@rm -rf $(BUILD)/bench-convert && mkdir -p $(BUILD)/bench-convert
+	env OCCA_TOOLS_CONFIG=configs/default.toml OCCA_TOOLS_OUTPUT_DIR=$(BUILD)/bench-convert $(BUILD)/tests/workload -t 2 -s 100000 -w 0 >/dev/null
+	mv $(BUILD)/bench-convert/*.occatrace $(BENCH_WORKLOAD_TRACE)
+	@echo "== the same on the workload's event mix ($(BENCH_WORKLOAD_TRACE))"
+	OCCA_BENCH_TRACE=$(abspath $(BENCH_WORKLOAD_TRACE)) $(GO) test -run XXX -bench 'Decode|Pair$$|Summary$$|Parquet$$|CSV$$|Perfetto$$' -benchtime 1x -timeout 30m ./formats/bench
 
 # How summary and convert grow with the number of ranks (1 to 10,000 fake
 # ranks of the bundled workload) and with one long trace: wall, CPU and peak

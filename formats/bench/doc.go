@@ -9,5 +9,8 @@
 //	go test -run XXX -bench . -benchtime 1x ./formats/bench
 //
 // OCCA_BENCH_EVENTS sets the trace size (default 10 M events); the trace is
-// generated once per run in the temporary directory.
+// generated once per run in the temporary directory. OCCA_BENCH_TRACE names
+// a trace to measure instead (make bench-convert runs both: the generated
+// trace, then one of the bundled workload, whose mix of events is an OCCA
+// program's).
 package bench
