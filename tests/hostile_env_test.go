@@ -481,3 +481,80 @@ func TestSmallMemoryLimitsRunUntraced(t *testing.T) {
 		})
 	}
 }
+
+// Under a `ulimit -u` (RLIMIT_NPROC, usual on login nodes) that leaves too
+// few threads for the Go runtime, which aborts the process when it cannot
+// make one ("pthread_create failed", exit 134 before the probe), the program
+// runs untraced with one warning; with room to spare it is traced. The limit
+// counts the threads of a user and does not bind root, so the program runs
+// as nobody, from a copy of the build that user can read.
+func TestSmallProcessLimitRunsUntraced(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to run the program as nobody under a ulimit -u of its own (RLIMIT_NPROC does not bind root)")
+	}
+	bash, err := exec.LookPath("bash") // dash's ulimit has no -u
+	if err != nil {
+		t.Skip("needs bash for ulimit -u")
+	}
+	// Not t.TempDir: its parent is private to root.
+	dir, err := os.MkdirTemp("", "occa-tools-nproc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for _, d := range []string{dir, filepath.Join(dir, "tests"), filepath.Join(dir, "lib")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil { // the output goes here too
+			t.Fatal(err)
+		}
+	}
+	copyFile(t, filepath.Join(buildDir, "tests", "workload"), filepath.Join(dir, "tests", "workload"), 0o755)
+	for _, lib := range []string{"libocca_tools.so.1", "libocca_tools_core.so"} {
+		copyFile(t, filepath.Join(buildDir, "lib", lib), filepath.Join(dir, "lib", lib), 0o755)
+	}
+	cfg := filepath.Join(dir, "trace.toml")
+	if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		limit  int
+		traced bool
+	}{{4, false}, {6, false}, {64, true}} {
+		t.Run(fmt.Sprint(c.limit), func(t *testing.T) {
+			out := filepath.Join(dir, fmt.Sprint("out-", c.limit))
+			cmd := testproc.Command(t, bash, "-c", fmt.Sprintf("ulimit -u %d && exec \"$0\" \"$@\"", c.limit),
+				filepath.Join(dir, "tests", "workload"), "-t", "2", "-s", "5")
+			cmd.Dir = dir
+			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+out)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if err != nil || stdout.String() != "workload: threads=2 steps=5\n" {
+				t.Fatalf("ulimit -u %d: %v, stdout %q, stderr:\n%s", c.limit, err, stdout.String(), stderr.String())
+			}
+			traces, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+			want := fmt.Sprintf("occa-tools: warning: the process limit (ulimit -u) is %d, and only ", c.limit)
+			got := lines(stderr.String())
+			switch {
+			case c.traced && (len(traces) != 1 || len(got) != 0):
+				t.Errorf("ulimit -u %d: traces %v, stderr %q; want one trace and no message", c.limit, traces, got)
+			case !c.traced && (len(traces) != 0 || len(got) != 1 || !strings.HasPrefix(got[0], want)):
+				t.Errorf("ulimit -u %d: traces %v, stderr %q; want none and one line starting %q", c.limit, traces, got, want)
+			}
+		})
+	}
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, mode); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -659,9 +660,56 @@ static int limits_allow_core(void) {
   return 1;
 }
 
+/* The Go runtime also aborts the process when it cannot make a thread, and
+ * it makes about six (its main thread, sysmon, the writer's and the
+ * encoders', and one for each of them blocked in a system call). `ulimit -u`
+ * (RLIMIT_NPROC) counts every thread of the user, so under a tight one the
+ * program runs untraced unless core_threads more can exist now: a probe
+ * starts that many, parked on a lock with every signal blocked, then lets
+ * them go. The real root user is exempt from the limit. */
+enum { core_threads = 16 };
+
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *probe_park(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&probe_lock);
+  pthread_mutex_unlock(&probe_lock);
+  return NULL;
+}
+
+static int threads_allow_core(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NPROC, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || getuid() == 0)
+    return 1;
+  pthread_t th[core_threads];
+  pthread_attr_t attr;
+  sigset_t all, saved;
+  int n = 0, err = 0;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 << 10);
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  pthread_mutex_lock(&probe_lock);
+  while (n < core_threads && (err = pthread_create(&th[n], &attr, probe_park, NULL)) == 0)
+    n++;
+  pthread_mutex_unlock(&probe_lock);
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  for (int i = 0; i < n; i++)
+    pthread_join(th[i], NULL);
+  pthread_attr_destroy(&attr);
+  if (n == core_threads)
+    return 1;
+  ot_log(OT_LOG_WARN,
+         "the process limit (ulimit -u) is %llu, and only %d more threads could start (%s); "
+         "the tracing core needs %d: running untraced (raise it, e.g. ulimit -u unlimited)",
+         (unsigned long long)rl.rlim_cur, n, strerror(err), core_threads);
+  return 0;
+}
+
 static int load_core(void) {
   char path[PATH_MAX], buf[256];
-  if (!limits_allow_core() || core_path(path, sizeof path) != 0)
+  if (!limits_allow_core() || !threads_allow_core() || core_path(path, sizeof path) != 0)
     return -1;
   /* dlopen of a named pipe blocks until a writer comes; only a regular file
    * is worth trying. */
