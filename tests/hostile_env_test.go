@@ -558,3 +558,45 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// Under a `ulimit -n` too small for the Go runtime's poller, which aborts
+// the process when it cannot open its descriptors ("netpollinit failed" at
+// -n 4, "eventfd failed" at -n 5, before the probe), the program runs
+// untraced with one warning; with room to spare it is traced.
+func TestSmallOpenFilesLimitRunsUntraced(t *testing.T) {
+	bash, err := exec.LookPath("bash") // for the same ulimit everywhere
+	if err != nil {
+		t.Skip("needs bash for ulimit -n")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "trace.toml")
+	if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		limit  int
+		traced bool
+	}{{4, false}, {5, false}, {64, true}} {
+		t.Run(fmt.Sprint(c.limit), func(t *testing.T) {
+			out := filepath.Join(dir, fmt.Sprint("out-", c.limit))
+			cmd := testproc.Command(t, bash, "-c", fmt.Sprintf("ulimit -n %d && exec \"$0\" \"$@\"", c.limit),
+				filepath.Join(buildDir, "tests", "workload"), "-t", "2", "-s", "5")
+			cmd.Dir = dir
+			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+out)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil || stdout.String() != "workload: threads=2 steps=5\n" {
+				t.Fatalf("ulimit -n %d: %v, stdout %q, stderr:\n%s", c.limit, err, stdout.String(), stderr.String())
+			}
+			traces, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+			want := fmt.Sprintf("occa-tools: warning: the open files limit (ulimit -n) is %d, and only ", c.limit)
+			got := lines(stderr.String())
+			switch {
+			case c.traced && (len(traces) != 1 || len(got) != 0):
+				t.Errorf("ulimit -n %d: traces %v, stderr %q; want one trace and no message", c.limit, traces, got)
+			case !c.traced && (len(traces) != 0 || len(got) != 1 || !strings.HasPrefix(got[0], want)):
+				t.Errorf("ulimit -n %d: traces %v, stderr %q; want none and one line starting %q", c.limit, traces, got, want)
+			}
+		})
+	}
+}

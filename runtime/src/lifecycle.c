@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -707,9 +708,37 @@ static int threads_allow_core(void) {
   return 0;
 }
 
+/* And when it cannot open its poller's descriptors ("netpollinit failed",
+ * "eventfd failed"); the core then opens the config and the trace. Under a
+ * `ulimit -n` that leaves fewer than core_fds descriptors free, the program
+ * runs untraced: a probe opens that many epoll descriptors (what the poller
+ * opens, and no file system needed) and closes them. */
+enum { core_fds = 8 };
+
+static int fds_allow_core(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 1;
+  int fd[core_fds], n = 0, err = 0;
+  while (n < core_fds && (fd[n] = epoll_create1(EPOLL_CLOEXEC)) >= 0)
+    n++;
+  if (n < core_fds)
+    err = errno;
+  for (int i = 0; i < n; i++)
+    close(fd[i]);
+  if (n == core_fds || (err != EMFILE && err != ENFILE))
+    return 1; /* another failure: the probe says nothing */
+  ot_log(OT_LOG_WARN,
+         "the open files limit (ulimit -n) is %llu, and only %d more descriptors could open (%s); "
+         "the tracing core needs %d: running untraced (raise it, e.g. ulimit -n 1024)",
+         (unsigned long long)rl.rlim_cur, n, strerror(err), core_fds);
+  return 0;
+}
+
 static int load_core(void) {
   char path[PATH_MAX], buf[256];
-  if (!limits_allow_core() || !threads_allow_core() || core_path(path, sizeof path) != 0)
+  if (!limits_allow_core() || !threads_allow_core() || !fds_allow_core() ||
+      core_path(path, sizeof path) != 0)
     return -1;
   /* dlopen of a named pipe blocks until a writer comes; only a regular file
    * is worth trying. */
