@@ -451,3 +451,57 @@ func (d *decoded) slices(t *testing.T) map[uint64][]dslice {
 	}
 	return out
 }
+
+// The decoder itself, on packets built by hand: deltas on the incremental
+// clock, a packet on BOOTTIME that leaves the running value alone, a new
+// snapshot that moves it, a clear that drops the defaults, and a second
+// sequence with a clock of its own.
+func TestDecodeClocks(t *testing.T) {
+	snap := func(boot, incr uint64) enc {
+		return enc(nil).bytes(fCSClocks, enc(nil).uint(fClkID, clockBoottime).uint(fClkTimestamp, boot)).
+			bytes(fCSClocks, enc(nil).uint(fClkID, clockIncremental).uint(fClkTimestamp, incr).uint(fClkIncremental, 1))
+	}
+	defaults := func(track uint64) enc {
+		d := enc(nil).uint(fDefClock, clockIncremental)
+		if track != 0 {
+			d = d.bytes(fDefTrackEvent, enc(nil).uint(fTEDTrack, track))
+		}
+		return d
+	}
+	var b enc
+	pkt := func(p enc) { b = b.bytes(fTracePacket, p) }
+	seq := func(s uint64) enc { return enc(nil).uint(fPktSeqID, s) }
+	instant := func(s uint64, ts uint64, track uint64) enc {
+		te := enc(nil).uint(fTEType, typeInstant)
+		if track != 0 {
+			te = te.uint(fTETrack, track)
+		}
+		return seq(s).uint(fPktSeqFlags, seqNeedsIncrState).uint(fPktTimestamp, ts).bytes(fPktTrackEvent, te)
+	}
+	pkt(seq(1).uint(fPktSeqFlags, seqIncrementalClr).bytes(fPktDefaults, defaults(7)).bytes(fPktClockSnapshot, snap(1000, 0)))
+	pkt(seq(1).bytes(fPktTrackDesc, enc(nil).uint(fTDUUID, 7).str(fTDName, "a")))
+	pkt(seq(1).bytes(fPktTrackDesc, enc(nil).uint(fTDUUID, 8).str(fTDName, "b")))
+	pkt(instant(1, 5, 0))                                           // 1005
+	pkt(instant(1, 7, 0))                                           // 1012
+	pkt(instant(1, 500, 0).uint(fPktTimestampClock, clockBoottime)) // 500, on BOOTTIME
+	pkt(instant(1, 3, 0))                                           // 1015
+	pkt(seq(2).uint(fPktSeqFlags, seqIncrementalClr).bytes(fPktDefaults, defaults(8)).bytes(fPktClockSnapshot, snap(1000, 50)))
+	pkt(instant(2, 10, 0))                                // 50+10-50+1000 = 1010, sequence 2's clock
+	pkt(instant(1, 1, 0))                                 // 1016: sequence 1's clock goes on
+	pkt(seq(1).bytes(fPktClockSnapshot, snap(2000, 100))) // running value 100, BOOTTIME 2000
+	pkt(instant(1, 1, 8))                                 // 2001, on track 8
+	pkt(seq(1).uint(fPktSeqFlags, seqIncrementalClr))     // no defaults: BOOTTIME, no default track
+	pkt(instant(1, 3000, 7))
+	d := decode(t, b)
+	var got []string
+	for _, e := range d.events {
+		got = append(got, fmt.Sprintf("%d:%s", e.ts, d.tracks[e.track]))
+	}
+	want := []string{"500:a", "1005:a", "1010:b", "1012:a", "1015:a", "1016:a", "2001:b", "3000:a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if d.absolute != 1 {
+		t.Errorf("%d packets off the default clock, want 1", d.absolute)
+	}
+}

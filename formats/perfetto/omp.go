@@ -96,6 +96,7 @@ type launchOMP struct {
 // deferredSlice is a task segment written at the end, with its flows.
 type deferredSlice struct {
 	start, end                   int64
+	depth                        int // on its lane
 	track, name                  uint64
 	task, parent, launch, status uint64
 	out, in                      []uint64
@@ -251,7 +252,7 @@ func (w *Writer) writeOMP(r *analysis.Row) {
 					}
 					return
 				}
-				o.deferred = append(o.deferred, deferredSlice{start: ts, end: ts + r.Dur, track: l.uuid, name: name,
+				o.deferred = append(o.deferred, deferredSlice{start: ts, end: ts + r.Dur, depth: len(l.stack) - 1, track: l.uuid, name: name,
 					task: m.Task, parent: m.Parent, launch: m.Launch, status: r.Status})
 				if first {
 					o.first[m.Task] = len(o.deferred) - 1
@@ -284,7 +285,7 @@ func (w *Writer) writeOMP(r *analysis.Row) {
 		terms = o.term[:]
 	}
 	w.ompEvent(ts, typeSliceBegin, l.uuid, name, nil, terms, ann)
-	w.ompEvent(ts+r.Dur, typeSliceEnd, l.uuid, 0, nil, nil, nil)
+	w.sliceEnd(ts+r.Dur, len(l.stack)-1, l.uuid, 0)
 }
 
 func (w *Writer) ompInstant(r *analysis.Row, name uint64, ann []kv) {
@@ -380,11 +381,16 @@ func (w *Writer) ompFinish() {
 		o.deferred[s].out = append(o.deferred[s].out, id)
 		in[d] = append(in[d], id)
 	}
+	// They lie before what was written: the clock starts again from 0.
+	w.drain()
+	w.rewind()
 	for i := range o.deferred {
 		d := &o.deferred[i]
+		w.advance(d.start)
 		ann := []kv{{annotTask, d.task}, {annotParent, d.parent}, {annotLaunch, d.launch}, {annotStatus, d.status}}
 		w.ompEvent(d.start, typeSliceBegin, d.track, d.name, nil, in[i], ann)
-		w.ompEvent(d.end, typeSliceEnd, d.track, 0, d.out, nil, nil)
+		w.endFlows(d.end, d.depth, d.track, d.out)
 	}
+	w.drain()
 	o.deferred = nil
 }

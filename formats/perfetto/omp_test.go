@@ -269,10 +269,17 @@ func TestOpenMPSynthetic(t *testing.T) {
 	if n := d.flows(t); n != 11 {
 		t.Errorf("%d flows, want 11", n)
 	}
+	// The task segments with depend items are written at the end, before
+	// the clock's running value: a second snapshot starts it again.
+	if d.snapshots != 2 || d.absolute != 0 {
+		t.Errorf("%d clock snapshots, %d packets on BOOTTIME; want 2 and 0", d.snapshots, d.absolute)
+	}
 }
 
-// A trace without OpenMP comes out as before the OpenMP slices existed:
-// the bytes' hash was taken then.
+// A trace without OpenMP: its bytes' hash and its dump (times to the ns
+// from the first event). The dump was taken before the OpenMP slices
+// existed; the hash changes with the encoding (incremental timestamps,
+// default track).
 func TestNoOpenMPUnchanged(t *testing.T) {
 	var buf bytes.Buffer
 	if err := tracetest.WriteSmall(&buf, tracetest.SmallOptions{}); err != nil {
@@ -362,6 +369,11 @@ func TestOpenMPLateContainers(t *testing.T) {
 	}
 	if f := d.flows(t); f != 2 {
 		t.Errorf("%d flows, want 2 (launch -> implicit tasks)", f)
+	}
+	// The rows written late lie before the clock's running value: their
+	// packets keep their unix time on BOOTTIME (checked to the ns below).
+	if d.absolute == 0 {
+		t.Errorf("no packet on BOOTTIME: the late rows were not written late")
 	}
 	var closed bool
 	for u, ss := range d.slices(t) {

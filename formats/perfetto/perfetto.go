@@ -27,10 +27,15 @@
 // (only a damaged or hostile trace has so many overlaps) is left out and
 // counted (Writer.LeftOut), which convert reports. Lanes are assigned in
 // start order: rows pass through a bounded reorder buffer (ReorderRows).
-// Event names and debug annotation names are interned; track uuids are
-// small (seq<<10 | n) so that a slice packet is a few bytes besides its
-// timestamp. Times are unix ns (the trace's default clock): ranks on
-// different nodes line up.
+// Times are unix ns on BOOTTIME (the trace's clock): ranks on different
+// nodes line up. Each is written as the distance from the packet before it
+// on an incremental clock of the writer's sequence (clock.go says what
+// from Perfetto's sources this relies on), so packets go out in time order:
+// a slice's end waits until the rows reach it. Event names and debug
+// annotation names are interned; TracePacketDefaults give the clock and the
+// track used most lately (events on it name none); other track uuids are
+// small (seq<<10 | n). A slice end is then about 12 bytes, a begin 14 plus
+// its annotations.
 //
 // Output that would pass MaxTrace, which the UI and protobuf parsers cannot
 // load, is split by time into parts that are traces of their own (split,
@@ -49,6 +54,7 @@ package perfetto
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,6 +173,21 @@ type Writer struct {
 	// leftOut counts slices that fit no lane (pickLane): written by the
 	// worker, read after Close.
 	leftOut int64
+
+	// Timestamps and time order (clock.go): now is the start of the row
+	// being written, lastTS the incremental clock's running value, pend the
+	// packets that lie after now.
+	now         int64
+	lastTS      int64
+	due         []pending
+	dueHead     int
+	dueHeap     []pending
+	dueN        uint64
+	dueFlows    [][]uint64
+	defTrack    uint64 // the sequence's default track, 0 for none
+	newDefaults bool   // the next packet gives new defaults
+	trackUse    [trackSlots]uint32
+	trackEvents int
 
 	out       []byte
 	newNames  []internedName
@@ -293,8 +314,10 @@ func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
 	}
 	w.cur = w.take()
 	w.proc = w.newUUID()
-	// The first packet clears the incremental state (the interned names).
-	w.packet(enc(nil).uint(fPktSeqID, uint64(seq)).uint(fPktSeqFlags, seqIncrementalClr).uint(fPktFirstOnSeq, 1))
+	w.now = math.MinInt64
+	// The first packet clears the incremental state (the interned names),
+	// gives the defaults and declares the clock.
+	w.startSequence()
 	var pd enc
 	pd = pd.int(fPDPid, w.pid).str(fPDName, fmt.Sprintf("rank %d (%s, pid %d)", p.Rank, p.Header.Host, p.Header.PID))
 	w.trackPacket(enc(nil).uint(fTDUUID, w.proc).bytes(fTDProcess, pd))
@@ -395,6 +418,7 @@ func (w *Writer) run() {
 	if w.err == nil {
 		w.flushReorder(w.last0, true)
 	}
+	w.drain()
 	if w.err == nil {
 		w.ompFinish()
 	}
@@ -459,13 +483,16 @@ func PartPath(path string, n int) string {
 func partSize() int64 { return MaxTrace - MaxTrace/8 }
 
 // split ends the current part when it has reached partSize and starts the
-// next, between two rows, so that no slice is cut in two. A part is a trace
-// of its own: it starts by clearing the interned names and describes every
+// next, between two rows, so that no slice is cut in two: the ends still
+// due are written first. A part is a trace of its own: it starts by
+// clearing the interned names, giving the defaults and declaring the clock
+// again (its first timestamp is a whole unix time), and describes every
 // track again. A flow whose ends fall in two parts is in neither.
 func (w *Writer) split() {
 	if w.Bytes-w.fileStart+int64(len(w.out)) < partSize() || w.err != nil {
 		return
 	}
+	w.drain() // the ends of the slices begun in this part
 	w.writeOut()
 	if w.err != nil {
 		return
@@ -477,7 +504,7 @@ func (w *Writer) split() {
 	w.nameCache = [nameCacheSize]nameCacheEntry{}
 	w.annots = [annotCount]bool{}
 	w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
-	w.packet(enc(nil).uint(fPktSeqID, uint64(w.seq)).uint(fPktSeqFlags, seqIncrementalClr).uint(fPktFirstOnSeq, 1))
+	w.startSequence()
 	for _, d := range w.descs {
 		w.out = append(w.out, d...)
 	}
@@ -921,14 +948,25 @@ func fixLen(b []byte, pos int) []byte {
 	return b
 }
 
-// begin starts a TracePacket with a timestamp, the sequence id and
-// SEQ_NEEDS_INCREMENTAL_STATE, and any new interned data; it returns the
-// packet's length position.
+// begin starts a TracePacket with a timestamp (on the incremental clock, or
+// the unix ns on BOOTTIME when it lies before the clock's running value),
+// the sequence id and SEQ_NEEDS_INCREMENTAL_STATE, and any new defaults and
+// interned data; it returns the packet's length position.
 func (w *Writer) begin(ts int64) int {
 	pos := len(w.out) + 1
 	b := append(w.out, fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
-	b = putTime(b, ts)
+	if ts >= w.lastTS {
+		b = putVarint(b, uint64(ts-w.lastTS))
+		w.lastTS = ts
+	} else {
+		b = putTime(b, ts)
+		b = append(b, fPktTimestampClock<<3&0x7f|0x80, fPktTimestampClock<<3>>7, clockBoottime)
+	}
 	b = append(b, w.seqFields...)
+	if w.newDefaults {
+		b = enc(b).bytes(fPktDefaults, w.defaults())
+		w.newDefaults = false
+	}
 	if len(w.newNames) > 0 || len(w.newAnnots) > 0 {
 		b = w.appendInterned(b)
 	}
@@ -956,12 +994,17 @@ func (w *Writer) end(pos int) {
 	}
 }
 
-// teStart opens the track event with its type and track.
+// teStart opens the track event with its type and track (left out when it
+// is the default track).
 func (w *Writer) teStart(typ, track uint64) int {
 	b := append(w.out, fPktTrackEvent<<3|wireLen, 0)
 	pos := len(b) - 1
-	b = append(b, fTEType<<3, byte(typ), fTETrack<<3)
-	w.out = putVarint(b, track)
+	b = append(b, fTEType<<3, byte(typ))
+	if track != w.defTrack {
+		b = putVarint(append(b, fTETrack<<3), track)
+	}
+	w.out = b
+	w.countTrack(track)
 	return pos
 }
 
@@ -988,8 +1031,31 @@ func (w *Writer) debugStr(a int, s string) {
 	w.out = fixLen(b, pos)
 }
 
-// instant writes an instant (or counter when typ is typeCounter).
+// later reports whether a packet at ts waits in the heap: it lies after
+// now, or after something due.
+func (w *Writer) later(ts int64) bool {
+	if ts > w.now {
+		return true
+	}
+	n := w.next()
+	return n != nil && n.ts <= ts
+}
+
+// instant writes an instant (or counter when typ is typeCounter), now or
+// when the rows reach ts.
 func (w *Writer) instant(ts int64, typ, track, name uint64, counter int64) {
+	if w.later(ts) {
+		if typ == typeCounter {
+			w.push(pCounter, 0, ts, track, 0, 0, counter)
+		} else {
+			w.push(pInstant, 0, ts, track, name, 0, 0)
+		}
+		return
+	}
+	w.instantNow(ts, typ, track, name, counter)
+}
+
+func (w *Writer) instantNow(ts int64, typ, track, name uint64, counter int64) {
 	p := w.begin(ts)
 	t := w.teStart(typ, track)
 	if name != 0 {
@@ -1010,6 +1076,11 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 	if l == nil {
 		return
 	}
+	if r == nil && flow == 0 && len(w.extraFlows) == 0 && w.later(start) {
+		// A device interval that starts after its launch.
+		w.push(pSlice, 0, start, l.uuid, name|uint64(len(l.stack)-1)<<48, term, end-start)
+		return
+	}
 	var dir string
 	if r != nil { // intern the annotation names before the packet
 		if r.Corr != 0 {
@@ -1026,7 +1097,7 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 		}
 	}
 	w.sliceBegin(start, l.uuid, name, flow, r, dir)
-	w.sliceEnd(end, l.uuid, term)
+	w.sliceEnd(end, len(l.stack)-1, l.uuid, term)
 }
 
 // sliceBegin writes a slice begin packet. Lengths are one-byte
@@ -1060,8 +1131,18 @@ func (w *Writer) sliceBegin(start int64, track, name, flow uint64, r *analysis.R
 	w.end(p)
 }
 
-// sliceEnd writes a slice end packet.
-func (w *Writer) sliceEnd(ts int64, track, term uint64) {
+// sliceEnd ends the slice at depth on track at ts, now or when the rows
+// reach ts.
+func (w *Writer) sliceEnd(ts int64, depth int, track, term uint64) {
+	if w.later(ts) {
+		w.push(pEnd, depth, ts, track, 0, term, 0)
+		return
+	}
+	w.endPacket(ts, track, term)
+}
+
+// endPacket writes a slice end packet.
+func (w *Writer) endPacket(ts int64, track, term uint64) {
 	p := w.begin(ts)
 	t := w.teStart(typeSliceEnd, track)
 	if term != 0 {
@@ -1074,6 +1155,7 @@ func (w *Writer) sliceEnd(ts int64, track, term uint64) {
 func (w *Writer) write(r *analysis.Row) {
 	p := w.p
 	ts := p.WallTime(r.Start)
+	w.advance(ts)
 	switch r.Kind {
 	case trace.Marker, trace.Trigger, trace.Dropped, trace.StreamCreate, trace.StreamSet, trace.Fork,
 		trace.MpiComm, trace.MpiRequestDone, trace.MpiClockSync:

@@ -58,6 +58,7 @@ func TestSplit(t *testing.T) {
 			t.Errorf("part %d: %d bytes, not under %d", i+1, len(data), MaxTrace)
 		}
 		got = append(got, slicesOf(data)...) // decode fails on a part that is not a trace of its own
+		checkStart(t, data)
 	}
 	slices.SortFunc(got, cmpKey)
 	if len(got) != len(want) || !slices.Equal(got, want) {
@@ -65,5 +66,32 @@ func TestSplit(t *testing.T) {
 	}
 	if PartPath("d/events-rank00003.perfetto-trace", 2) != "d/events-rank00003-part0002.perfetto-trace" {
 		t.Errorf("PartPath: %s", PartPath("d/events-rank00003.perfetto-trace", 2))
+	}
+}
+
+// checkStart checks that a trace (or part) begins with the packet that
+// clears incremental state, makes the incremental clock the default one
+// and declares it: its timestamps need nothing from another file.
+func checkStart(t *testing.T, data []byte) {
+	t.Helper()
+	first := fields(t, fields(t, data)[0].b)
+	var flags, clock uint64
+	var snap bool
+	for _, f := range first {
+		switch f.num {
+		case fPktSeqFlags:
+			flags = f.v
+		case fPktDefaults:
+			for _, g := range fields(t, f.b) {
+				if g.num == fDefClock {
+					clock = g.v
+				}
+			}
+		case fPktClockSnapshot:
+			snap = true
+		}
+	}
+	if flags&seqIncrementalClr == 0 || clock != clockIncremental || !snap {
+		t.Errorf("the first packet: flags %d, default clock %d, snapshot %v", flags, clock, snap)
 	}
 }

@@ -1,0 +1,305 @@
+package perfetto
+
+// Timestamps: each packet's timestamp is the distance from the previous
+// one on its sequence, on a sequence-scoped incremental clock, so that a
+// packet spends 2-4 bytes on it instead of 10. What this relies on, as read
+// in Perfetto's sources (protos/perfetto/trace/clock_snapshot.proto,
+// trace_packet.proto, trace_packet_defaults.proto; trace_processor's
+// importers/proto/proto_trace_reader.cc and util/clock_synchronizer.{h,cc};
+// the SDK does the same in src/tracing/internal/track_event_internal.cc):
+//
+//   - Clock ids 64 to 127 are the writer's own and mean something only on
+//     the trusted_packet_sequence_id whose ClockSnapshot declared them. A
+//     clock declared with is_incremental holds a running value: the
+//     snapshot sets it to the snapshot's timestamp for that clock, and
+//     every packet timestamped on that clock adds its timestamp to it and
+//     is placed at the sum. Packets are read in file order for this, before
+//     trace_processor sorts them by time.
+//   - A snapshot that also holds BOOTTIME (the trace's clock when no
+//     snapshot names another) lets the sequence clock be converted to it:
+//     we give both the value 0, so that the running value is the unix ns
+//     we always wrote. A snapshot of a clock must not go back in time, and
+//     for the trace's clock that holds across every sequence of the file
+//     (traces joined by convert, each its own sequence): 0 in all of them
+//     satisfies it, where "the time of the first event" would not. The
+//     first timestamp after a snapshot is thus a whole unix time (9 bytes).
+//   - TracePacketDefaults.timestamp_clock_id makes that clock the one of
+//     every later packet on the sequence that names none; a packet may
+//     still name another: a packet earlier than the running value (a row
+//     that came late, a device interval that began before its launch) is
+//     written with its unix ns and timestamp_clock_id BOOTTIME, which
+//     leaves the running value alone. The defaults are dropped whenever
+//     incremental state is cleared, and given again by the same packet.
+//     TrackEventDefaults.track_uuid is the track of every TrackEvent that
+//     names none; new defaults may be sent at any time (they replace the
+//     old ones whole, interned data stays).
+//
+// So that timestamps mostly grow, packets are written in time order, not
+// slice by slice: a slice's begin is written when its row is released
+// (rows come in start order), and what lies later (its end, a device
+// interval that starts later, a counter or instant after the row's start)
+// waits in a heap until the rows reach its time. At equal times ends come
+// first, the innermost first, so that trace_processor (which closes the
+// innermost open slice of the track, sorting by time with ties in file
+// order) closes each slice where it was meant to.
+
+import "math"
+
+// Clocks.
+const (
+	// clockIncremental is the sequence's incremental clock, in ns.
+	clockIncremental = 64
+)
+
+// pending is a packet written when the rows reach ts.
+type pending struct {
+	ts int64
+	// ord orders packets of equal ts: ends first, the deepest first (so
+	// that each closes its own slice), then in push order; kind in the low
+	// bits. Bit 63: not an end; bits 54-62: for an end maxDepth - depth;
+	// bits 3-53: push count; bits 0-2: kind.
+	ord   uint64
+	track uint64
+	name  uint64 // pSlice: iid | depth<<48; pInstant: iid
+	flow  uint64 // pEnd: terminating flow; pSlice: its end's
+	val   int64  // pSlice: duration; pCounter: value; pEndFlows: index in dueFlows
+}
+
+const (
+	pEnd = iota
+	pEndFlows
+	pSlice
+	pInstant
+	pCounter
+)
+
+func (a *pending) less(b *pending) bool {
+	return a.ts < b.ts || a.ts == b.ts && a.ord < b.ord
+}
+
+// The packets due later are kept in order in w.due[w.dueHead:] while they
+// come nearly in order (each goes in at most dueShift items from the end:
+// most are ends, pushed soon after their begins), else in the heap
+// w.dueHeap; the next one is the earlier of the two fronts.
+const dueShift = 16
+
+// push adds a packet to those due later; depth is an end's depth on its
+// lane.
+func (w *Writer) push(kind uint8, depth int, ts int64, track, name, flow uint64, val int64) {
+	w.dueN++
+	ord := w.dueN<<3 | uint64(kind)
+	if kind > pEndFlows {
+		ord |= 1 << 63
+	} else {
+		ord |= uint64(maxDepth-min(depth, maxDepth-1)) << 54
+	}
+	if h := w.dueHead; h > 0 && (h == len(w.due) || h >= 256 && h >= len(w.due)/2) {
+		// Those popped are gone: move the rest to the front (a packet that
+		// waits long, the end of a region around everything, keeps the
+		// queue from ever emptying).
+		w.due = w.due[:copy(w.due, w.due[h:])]
+		w.dueHead = 0
+	}
+	it := pending{ts: ts, ord: ord, track: track, name: name, flow: flow, val: val}
+	d := w.due
+	i := len(d)
+	for i > w.dueHead && i > len(d)-dueShift && it.less(&d[i-1]) {
+		i--
+	}
+	if i == len(d) {
+		w.due = append(d, it)
+		return
+	}
+	if i > w.dueHead && it.less(&d[i-1]) { // more than dueShift to pass
+		w.heapPush(it)
+		return
+	}
+	d = append(d, pending{})
+	copy(d[i+1:], d[i:])
+	d[i] = it
+	w.due = d
+}
+
+// heapPush adds it to the heap (sifting a hole up).
+func (w *Writer) heapPush(it pending) {
+	h := append(w.dueHeap, pending{})
+	i := len(h) - 1
+	for i > 0 {
+		j := (i - 1) / 2
+		if h[j].less(&it) {
+			break
+		}
+		h[i] = h[j]
+		i = j
+	}
+	h[i] = it
+	w.dueHeap = h
+}
+
+// next returns the packet due first, nil when none.
+func (w *Writer) next() *pending {
+	var a *pending
+	if w.dueHead < len(w.due) {
+		a = &w.due[w.dueHead]
+	}
+	if len(w.dueHeap) > 0 && (a == nil || w.dueHeap[0].less(a)) {
+		return &w.dueHeap[0]
+	}
+	return a
+}
+
+// pop removes the packet due first (next's) into *top.
+func (w *Writer) pop(top *pending) {
+	if w.dueHead < len(w.due) && (len(w.dueHeap) == 0 || !w.dueHeap[0].less(&w.due[w.dueHead])) {
+		*top = w.due[w.dueHead]
+		w.dueHead++
+		return
+	}
+	h := w.dueHeap
+	*top = h[0]
+	n := len(h) - 1
+	last := &h[n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		if r := l + 1; r < n && h[r].less(&h[l]) {
+			l = r
+		}
+		if !h[l].less(last) {
+			break
+		}
+		h[i] = h[l]
+		i = l
+	}
+	h[i] = *last
+	w.dueHeap = h[:n]
+}
+
+// advance writes what is due up to t, the start of the row about to be
+// written.
+func (w *Writer) advance(t int64) {
+	if t > w.now {
+		w.now = t
+	}
+	var p pending
+	for n := w.next(); n != nil && n.ts <= t && w.err == nil; n = w.next() {
+		w.pop(&p)
+		w.writePending(&p)
+	}
+}
+
+// drain writes everything due (at the end, before a split).
+func (w *Writer) drain() {
+	var p pending
+	for w.next() != nil && w.err == nil {
+		w.pop(&p)
+		w.writePending(&p)
+	}
+}
+
+func (w *Writer) writePending(p *pending) {
+	switch p.ord & 7 {
+	case pEnd:
+		w.endPacket(p.ts, p.track, p.flow)
+	case pEndFlows:
+		pos := w.begin(p.ts)
+		t := w.teStart(typeSliceEnd, p.track)
+		for _, f := range w.dueFlows[p.val] {
+			w.fixed64(fTEFlowIDs, f)
+		}
+		w.teEnd(t)
+		w.end(pos)
+	case pSlice:
+		w.sliceBegin(p.ts, p.track, p.name&(1<<48-1), 0, nil, "")
+		w.sliceEnd(p.ts+p.val, int(p.name>>48), p.track, p.flow)
+	case pInstant:
+		w.instantNow(p.ts, typeInstant, p.track, p.name, 0)
+	case pCounter:
+		w.instantNow(p.ts, typeCounter, p.track, 0, p.val)
+	}
+}
+
+// endFlows ends the slice at depth on track at ts with flows leaving it.
+func (w *Writer) endFlows(ts int64, depth int, track uint64, flows []uint64) {
+	if len(flows) == 0 {
+		w.sliceEnd(ts, depth, track, 0)
+		return
+	}
+	if w.next() == nil {
+		w.dueFlows = w.dueFlows[:0]
+	}
+	w.dueFlows = append(w.dueFlows, flows)
+	w.push(pEndFlows, depth, ts, track, 0, 0, int64(len(w.dueFlows)-1))
+}
+
+// startSequence writes the packet that begins the sequence (and each part
+// of a split trace): it clears incremental state, gives the defaults and
+// declares the incremental clock at 0 (with BOOTTIME at 0).
+func (w *Writer) startSequence() {
+	pkt := enc(nil).uint(fPktSeqID, uint64(w.seq)).uint(fPktSeqFlags, seqIncrementalClr).uint(fPktFirstOnSeq, 1)
+	pkt = pkt.bytes(fPktDefaults, w.defaults())
+	w.packet(pkt.bytes(fPktClockSnapshot, clockSnapshot()))
+	w.lastTS, w.newDefaults = 0, false
+}
+
+// rewind declares the incremental clock at 0 again, so that packets may
+// follow that lie before the last one.
+func (w *Writer) rewind() {
+	w.packet(enc(nil).uint(fPktSeqID, uint64(w.seq)).bytes(fPktClockSnapshot, clockSnapshot()))
+	w.lastTS = 0
+	w.now = math.MinInt64
+}
+
+func clockSnapshot() enc {
+	return enc(nil).bytes(fCSClocks, enc(nil).uint(fClkID, clockBoottime).uint(fClkTimestamp, 0)).
+		bytes(fCSClocks, enc(nil).uint(fClkID, clockIncremental).uint(fClkTimestamp, 0).uint(fClkIncremental, 1))
+}
+
+// defaults is the sequence's TracePacketDefaults.
+func (w *Writer) defaults() enc {
+	d := enc(nil).uint(fDefClock, clockIncremental)
+	if w.defTrack != 0 {
+		d = d.bytes(fDefTrackEvent, enc(nil).uint(fTEDTrack, w.defTrack))
+	}
+	return d
+}
+
+// Default track: every trackWindow track events, the track used most in
+// them becomes the default when it beat the current one by trackMargin
+// events (new defaults cost a few bytes; each event on the default track
+// saves its track_uuid, 3 bytes).
+const (
+	trackWindow = 4096
+	trackMargin = 64
+	trackSlots  = 1024 // small uuids: seq<<10 | n, n < trackSlots
+)
+
+// countTrack counts an event on track and picks the default track at the
+// end of a window.
+func (w *Writer) countTrack(track uint64) {
+	if track>>10 == uint64(w.seq) {
+		w.trackUse[track&(trackSlots-1)]++
+	}
+	w.trackEvents++
+	if w.trackEvents < trackWindow {
+		return
+	}
+	best := 0
+	for i, n := range w.trackUse {
+		if n > w.trackUse[best] {
+			best = i
+		}
+	}
+	cur := uint32(0)
+	if w.defTrack>>10 == uint64(w.seq) {
+		cur = w.trackUse[w.defTrack&(trackSlots-1)]
+	}
+	if u := uint64(w.seq)<<10 | uint64(best); u != w.defTrack && w.trackUse[best] > cur+trackMargin {
+		w.defTrack, w.newDefaults = u, true
+	}
+	w.trackUse = [trackSlots]uint32{}
+	w.trackEvents = 0
+}
