@@ -600,3 +600,48 @@ func TestSmallOpenFilesLimitRunsUntraced(t *testing.T) {
 		})
 	}
 }
+
+// GODEBUG, set for Go programs, would reach the tracing core's Go runtime:
+// inittrace printed 56 lines on the program's stderr, schedtrace one every
+// period, sbrk turned the collector off. With such a setting on, the program
+// runs untraced with one warning; harmless settings, or one turned off again
+// later in the list, leave it traced and silent.
+func TestGODEBUGSettingsRunUntraced(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "trace.toml")
+	if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		godebug string
+		refused string // "" when traced
+	}{
+		{"inittrace=1", "inittrace=1"},
+		{"madvdontneed=1,schedtrace=20", "schedtrace=20"},
+		{",,gctrace=2,", "gctrace=2"},
+		{"sbrk=1", "sbrk=1"},
+		{"schedtrace=20,schedtrace=0", ""},
+		{"madvdontneed=1", ""},
+	} {
+		t.Run(c.godebug, func(t *testing.T) {
+			out := filepath.Join(dir, fmt.Sprint("out-", i))
+			cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), "-t", "2", "-s", "5")
+			cmd.Dir = dir
+			cmd.Env = append(hostileEnv(), "GODEBUG="+c.godebug, "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+out)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil || stdout.String() != "workload: threads=2 steps=5\n" {
+				t.Fatalf("%v, stdout %q, stderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			traces, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+			got := lines(stderr.String())
+			want := "occa-tools: warning: GODEBUG sets " + c.refused + ", which the tracing core's Go runtime would obey"
+			switch {
+			case c.refused == "" && (len(traces) != 1 || len(got) != 0):
+				t.Errorf("traces %v, stderr %q; want one trace and no message", traces, got)
+			case c.refused != "" && (len(traces) != 0 || len(got) != 1 || !strings.HasPrefix(got[0], want)):
+				t.Errorf("traces %v, stderr %q; want none and one line starting %q", traces, got, want)
+			}
+		})
+	}
+}

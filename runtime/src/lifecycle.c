@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -735,9 +736,68 @@ static int fds_allow_core(void) {
   return 0;
 }
 
+/* The core's Go runtime obeys GODEBUG as it starts, and reads it from the
+ * process's initial environment (/proc/self/environ), not from environ. Some
+ * of its settings, harmless to the Go programs they were set for, would
+ * change this program: traces printed on its stderr, or the collector off or
+ * never reusing memory (unbounded growth). With one of those on, the program
+ * runs untraced. */
+static const char *const godebug_refused[] = {
+    "gctrace",      "schedtrace", "scheddetail",   "inittrace", "scavtrace", "gcpacertrace",
+    "allocfreetrace", "efence",   "sbrk",          "clobberfree", "gcstoptheworld",
+};
+
+/* godebug_setting returns the first of godebug_refused that GODEBUG in the
+ * initial environment turns on (Go's rules: the first GODEBUG variable, the
+ * last setting of a key, "0" off), as "key=value" in buf, or NULL. */
+static const char *godebug_setting(char *buf, size_t size) {
+  static char env[1 << 16]; /* the constructor runs once; a longer one is cut */
+  int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  size_t n = 0;
+  for (ssize_t r; n < sizeof env - 1 && (r = read(fd, env + n, sizeof env - 1 - n)) > 0;)
+    n += (size_t)r;
+  close(fd);
+  env[n] = '\0';
+  const char *godebug = NULL;
+  for (const char *e = env; e < env + n && !godebug; e += strlen(e) + 1)
+    if (strncmp(e, "GODEBUG=", 8) == 0)
+      godebug = e + 8;
+  if (!godebug)
+    return NULL;
+  for (size_t k = 0; k < sizeof godebug_refused / sizeof godebug_refused[0]; k++) {
+    const char *key = godebug_refused[k], *value = NULL;
+    size_t klen = strlen(key), vlen = 0;
+    for (const char *p = godebug; *p;) {
+      size_t len = strcspn(p, ",");
+      if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=')
+        value = p + klen + 1, vlen = len - klen - 1;
+      p += len + (p[len] == ',');
+    }
+    if (value && vlen > 0 && !(vlen == 1 && value[0] == '0')) {
+      snprintf(buf, size, "%s=%.*s", key, (int)(vlen < 32 ? vlen : 32), value);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+static int godebug_allows_core(void) {
+  char setting[128];
+  const char *s = godebug_setting(setting, sizeof setting);
+  if (!s)
+    return 1;
+  ot_log(OT_LOG_WARN,
+         "GODEBUG sets %s, which the tracing core's Go runtime would obey in this program too; "
+         "running untraced (unset GODEBUG for the traced program)",
+         s);
+  return 0;
+}
+
 static int load_core(void) {
   char path[PATH_MAX], buf[256];
-  if (!limits_allow_core() || !threads_allow_core() || !fds_allow_core() ||
+  if (!limits_allow_core() || !threads_allow_core() || !fds_allow_core() || !godebug_allows_core() ||
       core_path(path, sizeof path) != 0)
     return -1;
   /* dlopen of a named pipe blocks until a writer comes; only a regular file
