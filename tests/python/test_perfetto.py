@@ -16,24 +16,54 @@ BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 
 
 class Parsed:
+    """Reads timestamps as trace_processor does: per sequence, a
+    ClockSnapshot declares the incremental clock (64) beside BOOTTIME, and
+    each timestamp on it adds to its running value; TracePacketDefaults give
+    the default clock and track."""
+
     def __init__(self, path):
         t = pb.Trace()
         t.ParseFromString(path.read_bytes())
         self.tracks = {}  # uuid -> descriptor
         self.names = {}  # (seq, iid) -> name
-        self.events = collections.defaultdict(list)  # track uuid -> [(ts, type, name, packet)]
-        for p in t.packet:
+        self.events = collections.defaultdict(list)  # track uuid -> [(ts, type, name, packet)], in time order
+        defaults, clocks = {}, {}  # seq -> TracePacketDefaults; (seq, clock id) -> [running value, offset]
+        for i, p in enumerate(t.packet):
+            seq = p.trusted_packet_sequence_id
+            if p.sequence_flags & 1:  # SEQ_INCREMENTAL_STATE_CLEARED
+                defaults.pop(seq, None)
+            if p.HasField("trace_packet_defaults"):
+                defaults[seq] = p.trace_packet_defaults
             if p.HasField("track_descriptor"):
                 self.tracks[p.track_descriptor.uuid] = p.track_descriptor
             for n in p.interned_data.event_names:
-                assert (p.trusted_packet_sequence_id, n.iid) not in self.names
-                self.names[(p.trusted_packet_sequence_id, n.iid)] = n.name
+                self.names[(seq, n.iid)] = n.name
+            if p.HasField("clock_snapshot"):
+                cs = {c.clock_id: c for c in p.clock_snapshot.clocks}
+                for cid, c in cs.items():
+                    if 64 <= cid < 128:
+                        assert c.is_incremental
+                        clocks[(seq, cid)] = [c.timestamp, cs[6].timestamp - c.timestamp]
+                continue
             if p.HasField("track_event"):
                 te = p.track_event
-                name = self.names.get((p.trusted_packet_sequence_id, te.name_iid), "") if te.name_iid else ""
-                assert te.track_uuid in self.tracks, "event on an undescribed track"
+                d = defaults.get(seq)
+                cid = p.timestamp_clock_id or (d.timestamp_clock_id if d else 0)
+                ts = p.timestamp
+                if 64 <= cid < 128:
+                    c = clocks[(seq, cid)]
+                    c[0] += ts
+                    ts = c[0] + c[1]
+                else:
+                    assert cid in (0, 6)  # BOOTTIME
+                track = te.track_uuid if te.HasField("track_uuid") else d.track_event_defaults.track_uuid
+                name = self.names.get((seq, te.name_iid), "") if te.name_iid else ""
+                assert track in self.tracks, "event on an undescribed track"
                 assert p.sequence_flags & 2, "interned names need SEQ_NEEDS_INCREMENTAL_STATE"
-                self.events[te.track_uuid].append((p.timestamp, te.type, name, te))
+                self.events[track].append((ts, te.type, name, te, i))
+        for u, evs in self.events.items():  # time order, ties in file order
+            evs.sort(key=lambda e: (e[0], e[4]))
+            self.events[u] = [e[:4] for e in evs]
 
     def track_name(self, u):
         td = self.tracks[u]
@@ -44,14 +74,17 @@ class Parsed:
         return td.name
 
     def slices(self, u):
-        """(start, end, name, begin event, end event) of a track; a begin is
-        followed by its end on the same track."""
-        out, evs = [], [e for e in self.events[u] if e[1] in (BEGIN, END)]
-        assert len(evs) % 2 == 0
-        for b, e in zip(evs[::2], evs[1::2]):
-            assert b[1] == BEGIN and e[1] == END and e[0] >= b[0]
-            out.append((b[0], e[0], b[2], b[3], e[3]))
-        return out
+        """(start, end, name, begin event, end event) of a track; an end
+        closes the innermost open slice, as in trace_processor."""
+        out, stack = [], []
+        for e in self.events[u]:
+            if e[1] == BEGIN:
+                stack.append(e)
+            elif e[1] == END:
+                b = stack.pop()
+                out.append((b[0], e[0], b[2], b[3], e[3]))
+        assert not stack, "a slice never ends"
+        return sorted(out, key=lambda x: (x[0], -x[1]))
 
     def processes(self):
         return {u: td for u, td in self.tracks.items() if td.HasField("process")}
