@@ -83,16 +83,23 @@ func (a *pending) less(b *pending) bool {
 // w.dueHeap; the next one is the earlier of the two fronts.
 const dueShift = 16
 
-// push adds a packet to those due later; depth is an end's depth on its
-// lane.
-func (w *Writer) push(kind uint8, depth int, ts int64, track, name, flow uint64, val int64) {
+// ord returns the order key of a packet pushed now (pending.ord); depth
+// is an end's depth on its lane.
+func (w *Writer) ord(kind uint8, depth int) uint64 {
 	w.dueN++
 	ord := w.dueN<<3 | uint64(kind)
 	if kind > pEndFlows {
-		ord |= 1 << 63
-	} else {
-		ord |= uint64(maxDepth-min(depth, maxDepth-1)) << 54
+		return ord | 1<<63
 	}
+	return ord | uint64(maxDepth-min(depth, maxDepth-1))<<54
+}
+
+// push adds a packet to those due later.
+func (w *Writer) push(kind uint8, depth int, ts int64, track, name, flow uint64, val int64) {
+	w.pushItem(pending{ts: ts, ord: w.ord(kind, depth), track: track, name: name, flow: flow, val: val})
+}
+
+func (w *Writer) pushItem(it pending) {
 	if h := w.dueHead; h > 0 && (h == len(w.due) || h >= 256 && h >= len(w.due)/2) {
 		// Those popped are gone: move the rest to the front (a packet that
 		// waits long, the end of a region around everything, keeps the
@@ -100,7 +107,6 @@ func (w *Writer) push(kind uint8, depth int, ts int64, track, name, flow uint64,
 		w.due = w.due[:copy(w.due, w.due[h:])]
 		w.dueHead = 0
 	}
-	it := pending{ts: ts, ord: ord, track: track, name: name, flow: flow, val: val}
 	d := w.due
 	i := len(d)
 	for i > w.dueHead && i > len(d)-dueShift && it.less(&d[i-1]) {
@@ -178,17 +184,51 @@ func (w *Writer) pop(top *pending) {
 	w.dueHeap = h[:n]
 }
 
+// settle writes the ends of the row just written that come before the
+// next row (w.horizon) and before everything due: most ends, without the
+// queue.
+func (w *Writer) settle() {
+	e := w.rowEnds
+	if len(e) == 0 {
+		return
+	}
+	w.rowEnds = e[:0]
+	for i := 1; i < len(e); i++ { // a few
+		for j := i; j > 0 && e[j].less(&e[j-1]); j-- {
+			e[j], e[j-1] = e[j-1], e[j]
+		}
+	}
+	n := w.next()
+	for i := range e {
+		if n != nil && n.less(&e[i]) { // the queue has something earlier
+			for ; i < len(e); i++ {
+				w.pushItem(e[i])
+			}
+			return
+		}
+		w.endPacket(e[i].ts, e[i].track, e[i].flow)
+	}
+}
+
 // advance writes what is due up to t, the start of the row about to be
 // written.
 func (w *Writer) advance(t int64) {
 	if t > w.now {
 		w.now = t
 	}
+	n := w.next()
+	if n == nil || n.ts > t {
+		return
+	}
+	// What is due now is not the row's: it goes through the queue.
+	hz := w.horizon
+	w.horizon = math.MinInt64
 	var p pending
-	for n := w.next(); n != nil && n.ts <= t && w.err == nil; n = w.next() {
+	for ; n != nil && n.ts <= t && w.err == nil; n = w.next() {
 		w.pop(&p)
 		w.writePending(&p)
 	}
+	w.horizon = hz
 }
 
 // drain writes everything due (at the end, before a split).

@@ -180,6 +180,8 @@ type Writer struct {
 	now         int64
 	lastTS      int64
 	due         []pending
+	horizon     int64     // the next row's start while writing a row (settle)
+	rowEnds     []pending // the row's ends that may come before the horizon
 	dueHead     int
 	dueHeap     []pending
 	dueN        uint64
@@ -314,7 +316,7 @@ func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
 	}
 	w.cur = w.take()
 	w.proc = w.newUUID()
-	w.now = math.MinInt64
+	w.now, w.horizon = math.MinInt64, math.MinInt64
 	// The first packet clears the incremental state (the interned names),
 	// gives the defaults and declares the clock.
 	w.startSequence()
@@ -605,8 +607,17 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 		}
 		w.last = max(w.last, r.Start)
 		w.split()
+		// The next row starts at the horizon, when this flush holds it.
+		w.horizon = math.MinInt64
+		if k+1 < n {
+			w.horizon = w.p.WallTime(m[k+1].start)
+		} else if final {
+			w.horizon = math.MaxInt64
+		}
 		w.write(r)
+		w.settle()
 	}
+	w.horizon = math.MinInt64
 	// The held rows stay where the merge put them (no copy back); the
 	// other array takes the next merge.
 	w.bufs[1-w.pb] = m[:0]
@@ -1004,7 +1015,9 @@ func (w *Writer) teStart(typ, track uint64) int {
 		b = putVarint(append(b, fTETrack<<3), track)
 	}
 	w.out = b
-	w.countTrack(track)
+	if typ != typeSliceEnd { // a slice's begin counts for both
+		w.countTrack(track)
+	}
 	return pos
 }
 
@@ -1134,15 +1147,39 @@ func (w *Writer) sliceBegin(start int64, track, name, flow uint64, r *analysis.R
 // sliceEnd ends the slice at depth on track at ts, now or when the rows
 // reach ts.
 func (w *Writer) sliceEnd(ts int64, depth int, track, term uint64) {
-	if w.later(ts) {
+	switch {
+	case !w.later(ts):
+		w.endPacket(ts, track, term)
+	case ts <= w.horizon:
+		w.rowEnds = append(w.rowEnds, pending{ts: ts, ord: w.ord(pEnd, depth), track: track, flow: term})
+	default:
 		w.push(pEnd, depth, ts, track, 0, term, 0)
-		return
 	}
-	w.endPacket(ts, track, term)
 }
 
 // endPacket writes a slice end packet.
 func (w *Writer) endPacket(ts int64, track, term uint64) {
+	if term == 0 && ts >= w.lastTS && !w.newDefaults && len(w.newNames)+len(w.newAnnots) == 0 && len(w.seqFields) <= 10 {
+		// The common end, put together in one go: every length is one
+		// byte (at most 3+10+10+4+11 bytes).
+		var buf [40]byte
+		b := append(buf[:0], fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
+		b = putVarint(b, uint64(ts-w.lastTS))
+		w.lastTS = ts
+		b = append(b, w.seqFields...)
+		te := len(b) + 1
+		b = append(b, fPktTrackEvent<<3|wireLen, 0, fTEType<<3, typeSliceEnd)
+		if track != w.defTrack {
+			b = putVarint(append(b, fTETrack<<3), track)
+		}
+		b[te] = byte(len(b) - te - 1)
+		b[1] = byte(len(b) - 2)
+		w.out = append(w.out, b...)
+		if len(w.out) >= outFlush {
+			w.writeOut()
+		}
+		return
+	}
 	p := w.begin(ts)
 	t := w.teStart(typeSliceEnd, track)
 	if term != 0 {
