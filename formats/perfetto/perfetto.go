@@ -1117,6 +1117,11 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 // placeholders fixed up at the end (fixLen moves the bytes only for the rare
 // packet of 128 bytes or more).
 func (w *Writer) sliceBegin(start int64, track, name, flow uint64, r *analysis.Row, dir string) {
+	if start >= w.lastTS && !w.newDefaults && len(w.newNames)+len(w.newAnnots)+len(w.extraFlows) == 0 &&
+		len(w.seqFields) <= 10 && len(dir) <= 16 {
+		w.sliceBeginFast(start, track, name, flow, r, dir)
+		return
+	}
 	p := w.begin(start)
 	t := w.teStart(typeSliceBegin, track)
 	w.out = putVarint(append(w.out, fTENameIID<<3), name)
@@ -1142,6 +1147,54 @@ func (w *Writer) sliceBegin(start int64, track, name, flow uint64, r *analysis.R
 	}
 	w.teEnd(t)
 	w.end(p)
+}
+
+// sliceBeginFast is sliceBegin's common case, put together in one go:
+// every length is one byte (at most 3+10+10+4+11+11+10 bytes, and 4
+// annotations of at most 15+15+22+15).
+func (w *Writer) sliceBeginFast(start int64, track, name, flow uint64, r *analysis.Row, dir string) {
+	var buf [160]byte
+	b := append(buf[:0], fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
+	b = putVarint(b, uint64(start-w.lastTS))
+	w.lastTS = start
+	b = append(b, w.seqFields...)
+	te := len(b) + 1
+	b = append(b, fPktTrackEvent<<3|wireLen, 0, fTEType<<3, typeSliceBegin)
+	if track != w.defTrack {
+		b = putVarint(append(b, fTETrack<<3), track)
+	}
+	w.countTrack(track)
+	b = putVarint(append(b, fTENameIID<<3), name)
+	if flow != 0 {
+		b = binary.LittleEndian.AppendUint64(append(b, fTEFlowIDs<<3&0x7f|0x80|wireI64, fTEFlowIDs<<3>>7), flow)
+	}
+	if r != nil {
+		annot := func(b []byte, a int, v uint64) []byte {
+			p := len(b) + 1
+			b = putVarint(append(b, fTEDebug<<3|wireLen, 0, fDANameIID<<3, byte(a), fDAUint<<3), v)
+			b[p] = byte(len(b) - p - 1)
+			return b
+		}
+		if r.Corr != 0 {
+			b = annot(b, annotCorr, r.Corr)
+		}
+		if r.Bytes != 0 {
+			b = annot(b, annotBytes, r.Bytes)
+		}
+		if dir != "" {
+			b = append(b, fTEDebug<<3|wireLen, byte(4+len(dir)), fDANameIID<<3, annotDirection, fDAString<<3|wireLen, byte(len(dir)))
+			b = append(b, dir...)
+		}
+		if r.Status != 0 {
+			b = annot(b, annotStatus, r.Status)
+		}
+	}
+	b[te] = byte(len(b) - te - 1)
+	b[1] = byte(len(b) - 2)
+	w.out = append(w.out, b...)
+	if len(w.out) >= outFlush {
+		w.writeOut()
+	}
 }
 
 // sliceEnd ends the slice at depth on track at ts, now or when the rows
