@@ -175,6 +175,20 @@ $(TEST_BIN)/unload: tests/signals/unload.c runtime/include/occa_tools.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
 
+# The last-thread test (tests/threads_test.go): mainexit linked against the
+# runtime, and without it (untraced, the preload shim).
+MAINEXIT = $(TEST_BIN)/mainexit
+test-programs: $(MAINEXIT) $(MAINEXIT)-plain
+
+$(MAINEXIT): tests/threads/mainexit.c $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
+	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
+
+$(MAINEXIT)-plain: tests/threads/mainexit.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
+
 # The descriptor test (tests/descriptors_test.go): closeall linked against
 # the runtime, and without it (untraced, the preload shim).
 CLOSEALL = $(TEST_BIN)/closeall

@@ -28,10 +28,12 @@
  * it), the shim does nothing: that copy starts the runtime itself.
  *
  * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, close,
- * close_range, closefrom and abort (everything else is hidden). The runtime
- * exports them to keep the application's view of its exit signals, to flush
- * when abort() ends the process after a handler returned
- * (runtime/src/lifecycle.c) and its own descriptors (runtime/src/fds.c), but a
+ * close_range, closefrom, abort, pthread_create and pthread_exit (everything
+ * else is hidden). The runtime exports them to keep the application's view
+ * of its exit signals, to flush when abort() ends the process after a
+ * handler returned (runtime/src/lifecycle.c), its own descriptors
+ * (runtime/src/fds.c) and to end the process with the application's last
+ * thread (runtime/src/lastthread.c), but a
  * dlopen'ed library interposes nothing; the shim, preloaded, comes first and
  * forwards them to the runtime it loaded, or to the next definition (libc,
  * or the runtime the program links) when it loaded none. */
@@ -40,6 +42,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -124,11 +127,14 @@ enum {
   F_CLOSE_RANGE,
   F_CLOSEFROM,
   F_ABORT,
+  F_PTHREAD_CREATE,
+  F_PTHREAD_EXIT,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
-    "sigaction", "signal",      "bsd_signal", "sysv_signal", "__sysv_signal",
-    "close",     "close_range", "closefrom",  "abort"};
+    "sigaction", "signal",      "bsd_signal", "sysv_signal",    "__sysv_signal",
+    "close",     "close_range", "closefrom",  "abort",          "pthread_create",
+    "pthread_exit"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -207,6 +213,24 @@ EXPORT void abort(void) {
   sigprocmask(SIG_UNBLOCK, &one, NULL);
   raise(SIGABRT);
   _exit(127);
+}
+
+/* The runtime tells the Go runtime's threads from the application's by
+ * their start routine, which passes through here unchanged. */
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef void (*pthread_exit_fn)(void *);
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
+  pthread_create_fn f = (pthread_create_fn)target(F_PTHREAD_CREATE);
+  return f ? f(th, attr, start, arg) : ENOSYS;
+}
+
+EXPORT void pthread_exit(void *ret) {
+  pthread_exit_fn f = (pthread_exit_fn)target(F_PTHREAD_EXIT);
+  if (f)
+    f(ret);
+  syscall(SYS_exit, 0); /* no pthread_exit anywhere: end the thread as it would */
+  __builtin_unreachable();
 }
 
 /* ---- Loading the runtime ------------------------------------------------- */

@@ -823,9 +823,11 @@ static int load_core(void) {
    * as they would without tracing. */
   sigset_t saved;
   block_async_signals(&saved);
+  ot_lastthread_core_path(path);
   core_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
   if (!core_handle) {
+    ot_lastthread_core_path("");
     ot_log(OT_LOG_ERROR, "cannot load the tracing core %s: %s; running untraced",
            shown(path, buf, sizeof buf), dlerror());
     return -1;
@@ -866,8 +868,9 @@ __attribute__((constructor)) static void ot_init(void) {
   ot_cfg.tsc_usable = ot_tsc_usable();
   ot_cfg.trace_fd = -1;
   int rc = ot_core.start(&host, &ot_cfg);
-  /* Untraced or not, the Go runtime lives on in the process, and so does
-   * its poller's descriptor. */
+  /* Untraced or not, the Go runtime lives on in the process, and so do its
+   * threads and its poller's descriptor. */
+  ot_lastthread_core_started();
   ot_fds_claim(ot_cfg.trace_fd);
   if (rc == -2) {
     fprintf(stderr, "occa-tools: stopping the program: the config says on_error = \"abort\"\n");

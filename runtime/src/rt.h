@@ -55,6 +55,12 @@ OT_HIDDEN extern _Atomic uint32_t ot_epoch; /* bumped when kernel tags change */
 OT_HIDDEN extern ot_settings_t ot_cfg;
 OT_HIDDEN extern ot_core_api_t ot_core;
 
+/* lastthread.c: the core's path as dlopen is given it ("" when it is not
+ * loaded), and that it has started, so that the threads it makes are told
+ * apart from the application's. */
+OT_HIDDEN void ot_lastthread_core_path(const char *path);
+OT_HIDDEN void ot_lastthread_core_started(void);
+
 OT_HIDDEN int ot_recording_timed(uint64_t gate, int for_event);
 /* The ticks an event decided on by ot_recording_timed is stamped with
  * (ot_emit takes them), so that its time window membership is decided by

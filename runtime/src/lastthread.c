@@ -1,0 +1,203 @@
+/* lastthread.c: the process ends when the application's last thread does.
+ *
+ * A process lives while any of its threads does, and glibc ends it with
+ * exit(0) when the last one ends. So a program whose main thread leaves with
+ * pthread_exit ends when its last worker returns, untraced. Once the tracing
+ * core is loaded, its Go runtime's threads never end, and that program
+ * would hang for ever after its work is done.
+ *
+ * So the threads the core makes are told apart. Those it makes while it
+ * starts, in the constructor of a process with no other thread yet, are
+ * every thread but the constructor's once it has started. Later, cgo
+ * creates them through pthread_create, which this library interposes (and
+ * the preload shim forwards here, once it has loaded this library), with a
+ * start routine in the core's code; those, and only those, get a start
+ * routine that records their thread id first.
+ * When the main thread leaves with pthread_exit, a reaper thread (one of the
+ * tool's too) looks at the process's threads every few milliseconds, and
+ * once only the tool's are left (the main thread is a zombie until the
+ * process ends) it calls exit(0), as glibc would have: the program's atexit
+ * handlers, then the tool's final flush, run on it.
+ *
+ * A thread the tool cannot tell apart (its ids overflowed the table, the
+ * core made it some other way, or the program dlopened libocca_tools.so.1
+ * itself, which then interposes nothing) counts as the application's: the
+ * process then lives on as it did before, never ends early. Threads of the
+ * application pass through pthread_create untouched. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+#define OT_EXPORT __attribute__((visibility("default")))
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef void (*exit_fn)(void *);
+
+static create_fn next_create;
+static exit_fn next_exit;
+
+/* The core's path as dlopen was given it, set before the dlopen (the Go
+ * runtime makes threads while it starts, inside dlopen); "" until then. */
+static char core_path[4096];
+
+enum { MAX_TOOL_THREADS = 256 };
+static _Atomic pid_t tool_tids[MAX_TOOL_THREADS];
+static _Atomic int ntool; /* may pass MAX_TOOL_THREADS: then some are unknown */
+static atomic_flag reaper_started = ATOMIC_FLAG_INIT;
+
+static pid_t thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+
+static void add_tool_thread(pid_t tid) {
+  int i = atomic_fetch_add(&ntool, 1);
+  if (i < MAX_TOOL_THREADS)
+    atomic_store(&tool_tids[i], tid);
+}
+
+static int is_tool_thread(pid_t tid) {
+  int n = atomic_load(&ntool);
+  for (int i = 0; i < n && i < MAX_TOOL_THREADS; i++)
+    if (atomic_load(&tool_tids[i]) == tid)
+      return 1;
+  return 0;
+}
+
+static int alone_before_core; /* the process had one thread as the core loaded */
+
+/* each_thread calls fn on every thread of the process but the calling one,
+ * and returns how many there are in all (-1 when unknown). */
+static int each_thread(void (*fn)(pid_t)) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  pid_t self = thread_id();
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.')
+      continue;
+    n++;
+    pid_t tid = (pid_t)atoi(e->d_name);
+    if (fn && tid != self)
+      fn(tid);
+  }
+  closedir(d);
+  return n;
+}
+
+void ot_lastthread_core_path(const char *path) {
+  size_t n = strlen(path);
+  if (n < sizeof core_path)
+    memcpy(core_path, path, n + 1);
+  if (n > 0)
+    alone_before_core = each_thread(NULL) == 1;
+}
+
+void ot_lastthread_core_started(void) {
+  if (alone_before_core)
+    each_thread(add_tool_thread);
+}
+
+static int in_core(void *code) {
+  Dl_info info;
+  return core_path[0] && dladdr(code, &info) && info.dli_fname && strcmp(info.dli_fname, core_path) == 0;
+}
+
+typedef struct {
+  void *(*start)(void *);
+  void *arg;
+} tool_start;
+
+static void *tool_thread(void *p) {
+  tool_start s = *(tool_start *)p;
+  free(p);
+  add_tool_thread(thread_id());
+  return s.start(s.arg);
+}
+
+static void resolve(void) {
+  if (!next_create)
+    next_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+  if (!next_exit)
+    next_exit = (exit_fn)dlsym(RTLD_NEXT, "pthread_exit");
+}
+
+OT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
+  resolve();
+  if (!in_core((void *)start))
+    return next_create(th, attr, start, arg);
+  tool_start *s = malloc(sizeof *s);
+  if (!s)
+    return next_create(th, attr, start, arg); /* unknown: the safe side */
+  s->start = start;
+  s->arg = arg;
+  int rc = next_create(th, attr, tool_thread, s);
+  if (rc != 0)
+    free(s);
+  return rc;
+}
+
+/* only_tool_threads_left: every thread but the (exited) main one is the
+ * tool's. */
+static int only_tool_threads_left(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return 0;
+  pid_t main_tid = getpid();
+  int only = 1;
+  for (struct dirent *e; only && (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.')
+      continue;
+    pid_t tid = (pid_t)atoi(e->d_name);
+    only = tid == main_tid || is_tool_thread(tid);
+  }
+  closedir(d);
+  return only;
+}
+
+static void *reaper(void *arg) {
+  (void)arg;
+  add_tool_thread(thread_id());
+  const struct timespec period = {0, 5 * 1000 * 1000};
+  for (;;) {
+    nanosleep(&period, NULL);
+    if (only_tool_threads_left())
+      exit(0);
+  }
+  return NULL;
+}
+
+/* start_reaper starts the reaper once, with every signal blocked (the
+ * program's signals go to its own threads, as untraced). */
+static void start_reaper(void) {
+  if (atomic_flag_test_and_set(&reaper_started))
+    return;
+  pthread_t th;
+  pthread_attr_t attr;
+  sigset_t all, saved;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 64 << 10);
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  next_create(&th, &attr, reaper, NULL);
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  pthread_attr_destroy(&attr);
+}
+
+OT_EXPORT void pthread_exit(void *ret) {
+  resolve();
+  /* Only with the core loaded are there threads that never end; a forked
+   * child has none of them. */
+  if (core_path[0] && atomic_load(&ot_state) != OT_STATE_FORKED && thread_id() == getpid())
+    start_reaper();
+  next_exit(ret);
+  __builtin_unreachable();
+}
