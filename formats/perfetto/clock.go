@@ -233,6 +233,9 @@ func (w *Writer) advance(t int64) {
 
 // drain writes everything due (at the end, before a split).
 func (w *Writer) drain() {
+	hz := w.horizon
+	w.horizon = math.MinInt64
+	defer func() { w.horizon = hz }()
 	var p pending
 	for w.next() != nil && w.err == nil {
 		w.pop(&p)
@@ -310,19 +313,22 @@ func (w *Writer) defaults() enc {
 // Default track: every trackWindow track events, the track used most in
 // them becomes the default when it beat the current one by trackMargin
 // events (new defaults cost a few bytes; each event on the default track
-// saves its track_uuid, 3 bytes).
+// saves its track_uuid, 2-4 bytes). Tracks are counted in trackSlots slots
+// by their uuid's low bits (a writer's first tracks have distinct ones).
 const (
 	trackWindow = 4096
 	trackMargin = 64
-	trackSlots  = 1024 // small uuids: seq<<10 | n, n < trackSlots
+	trackSlots  = 1024
 )
 
 // countTrack counts an event on track and picks the default track at the
 // end of a window.
 func (w *Writer) countTrack(track uint64) {
-	if track>>10 == uint64(w.seq) {
-		w.trackUse[track&(trackSlots-1)]++
+	i := track & (trackSlots - 1)
+	if w.trackSlot[i] != track {
+		w.trackSlot[i], w.trackUse[i] = track, 0
 	}
+	w.trackUse[i]++
 	w.trackEvents++
 	if w.trackEvents < trackWindow {
 		return
@@ -334,10 +340,10 @@ func (w *Writer) countTrack(track uint64) {
 		}
 	}
 	cur := uint32(0)
-	if w.defTrack>>10 == uint64(w.seq) {
-		cur = w.trackUse[w.defTrack&(trackSlots-1)]
+	if i := w.defTrack & (trackSlots - 1); w.trackSlot[i] == w.defTrack {
+		cur = w.trackUse[i]
 	}
-	if u := uint64(w.seq)<<10 | uint64(best); u != w.defTrack && w.trackUse[best] > cur+trackMargin {
+	if u := w.trackSlot[best]; u != 0 && u != w.defTrack && w.trackUse[best] > cur+trackMargin {
 		w.defTrack, w.newDefaults = u, true
 	}
 	w.trackUse = [trackSlots]uint32{}

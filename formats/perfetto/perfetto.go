@@ -34,7 +34,7 @@
 // a slice's end waits until the rows reach it. Event names and debug
 // annotation names are interned; TracePacketDefaults give the clock and the
 // track used most lately (events on it name none); other track uuids are
-// small (seq<<10 | n). A slice end is then about 12 bytes, a begin 14 plus
+// small (newUUID). A slice end is then about 12 bytes, a begin 14 plus
 // its annotations.
 //
 // Output that would pass MaxTrace, which the UI and protobuf parsers cannot
@@ -189,6 +189,7 @@ type Writer struct {
 	defTrack    uint64 // the sequence's default track, 0 for none
 	newDefaults bool   // the next packet gives new defaults
 	trackUse    [trackSlots]uint32
+	trackSlot   [trackSlots]uint64 // the uuid counted in trackUse's slot
 	trackEvents int
 
 	out       []byte
@@ -327,14 +328,22 @@ func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
 	return w, nil
 }
 
-// newUUID returns a track uuid: small (seq<<10 | n) while it can be, so
-// that every event's track_uuid is a 2-4 byte varint.
+// newUUID returns the writer's next track uuid, unique across the writers
+// of one trace (distinct seq) and small, so that an event's track_uuid is a
+// short varint: the Cantor pairing of (seq, n) while seq < 2048 and n < 1024
+// (below 2^23; one byte for the first dozen tracks of sequences 1 to 4),
+// then 2^23 + seq<<10 | n while seq < 2^20, then a hash with the top bit
+// set.
 func (w *Writer) newUUID() uint64 {
 	w.nextUUID++
-	if w.nextUUID < 1<<10 && w.seq < 1<<20 {
-		return uint64(w.seq)<<10 | w.nextUUID
+	s, n := uint64(w.seq), w.nextUUID
+	switch {
+	case s < 1<<11 && n < 1<<10:
+		return (s+n)*(s+n+1)/2 + n
+	case s < 1<<20 && n < 1<<10:
+		return 1<<23 + s<<10 | n
 	}
-	return hash(uint64(w.seq), w.nextUUID) | 1<<63
+	return hash(s, n) | 1<<63
 }
 
 // Add takes one row; it has the analysis.Sink signature.
@@ -616,8 +625,8 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 		}
 		w.write(r)
 		w.settle()
+		w.horizon = math.MinInt64
 	}
-	w.horizon = math.MinInt64
 	// The held rows stay where the merge put them (no copy back); the
 	// other array takes the next merge.
 	w.bufs[1-w.pb] = m[:0]
@@ -1015,9 +1024,7 @@ func (w *Writer) teStart(typ, track uint64) int {
 		b = putVarint(append(b, fTETrack<<3), track)
 	}
 	w.out = b
-	if typ != typeSliceEnd { // a slice's begin counts for both
-		w.countTrack(track)
-	}
+	w.countTrack(track)
 	return pos
 }
 
@@ -1228,6 +1235,7 @@ func (w *Writer) endPacket(ts int64, track, term uint64) {
 		b[te] = byte(len(b) - te - 1)
 		b[1] = byte(len(b) - 2)
 		w.out = append(w.out, b...)
+		w.countTrack(track)
 		if len(w.out) >= outFlush {
 			w.writeOut()
 		}

@@ -3,9 +3,11 @@ package perfetto
 import (
 	"cmp"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -93,5 +95,54 @@ func checkStart(t *testing.T, data []byte) {
 	}
 	if flags&seqIncrementalClr == 0 || clock != clockIncremental || !snap {
 		t.Errorf("the first packet: flags %d, default clock %d, snapshot %v", flags, clock, snap)
+	}
+}
+
+// Parts of a few rows each, while device intervals that begin after their
+// launch wait in the queue: each part still ends every slice it begins
+// (the queue is drained at each split) and holds its slices whole.
+func TestSplitOften(t *testing.T) {
+	defer func(m int64) { MaxTrace = m }(MaxTrace)
+	MaxTrace = 4000
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	w, err := Create(path, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 400
+	for i := int64(0); i < n; i++ {
+		s := 1000 + 100*i
+		r := analysis.Row{Kind: trace.RunBegin, Name: "k", Start: s, Dur: 10, Corr: uint64(i + 1), Device: 7, Stream: 1,
+			DevStart: s + 20 + 30*(i%3), DevDur: 15}
+		if err := w.Add(p, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Paths()) < 10 {
+		t.Fatalf("%d parts", len(w.Paths()))
+	}
+	total := 0
+	for _, part := range w.Paths() {
+		data, err := os.ReadFile(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStart(t, data)
+		d := decode(t, data) // fails on a slice cut in two
+		for u, ss := range d.slices(t) {
+			for _, s := range ss {
+				if s.end-s.start != map[bool]int64{true: 15, false: 10}[d.tracks[u] == "stream 1"] {
+					t.Errorf("%s: %s [%d, %d)", d.tracks[u], s.b.name, s.start, s.end)
+				}
+			}
+			total += len(ss)
+		}
+	}
+	if total != 2*n {
+		t.Errorf("%d slices in the parts, want %d", total, 2*n)
 	}
 }
