@@ -189,6 +189,20 @@ $(MAINEXIT)-plain: tests/threads/mainexit.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
 
+# The exec test (tests/exec_test.go): execself linked against the runtime,
+# and without it (untraced, the preload shim).
+EXECSELF = $(TEST_BIN)/execself
+test-programs: $(EXECSELF) $(EXECSELF)-plain
+
+$(EXECSELF): tests/exec/execself.c $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
+	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+$(EXECSELF)-plain: tests/exec/execself.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
+
 # The descriptor test (tests/descriptors_test.go): closeall linked against
 # the runtime, and without it (untraced, the preload shim).
 CLOSEALL = $(TEST_BIN)/closeall

@@ -28,12 +28,13 @@
  * it), the shim does nothing: that copy starts the runtime itself.
  *
  * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, close,
- * close_range, closefrom, abort, pthread_create and pthread_exit (everything
- * else is hidden). The runtime exports them to keep the application's view
- * of its exit signals, to flush when abort() ends the process after a
- * handler returned (runtime/src/lifecycle.c), its own descriptors
- * (runtime/src/fds.c) and to end the process with the application's last
- * thread (runtime/src/lastthread.c), but a
+ * close_range, closefrom, abort, pthread_create, pthread_exit and the exec
+ * functions (everything else is hidden). The runtime exports them to keep
+ * the application's view of its exit signals, to flush when abort() ends
+ * the process after a handler returned (runtime/src/lifecycle.c), its own
+ * descriptors (runtime/src/fds.c), to end the process with the
+ * application's last thread (runtime/src/lastthread.c) and to flush before
+ * an exec (runtime/src/exec.c), but a
  * dlopen'ed library interposes nothing; the shim, preloaded, comes first and
  * forwards them to the runtime it loaded, or to the next definition (libc,
  * or the runtime the program links) when it loaded none. */
@@ -50,6 +51,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "exec_list.h"
 
 #define RUNTIME_SONAME "libocca_tools.so.1"
 #define DEFAULT_TARGETS "libocca.so"
@@ -129,12 +132,19 @@ enum {
   F_ABORT,
   F_PTHREAD_CREATE,
   F_PTHREAD_EXIT,
+  F_EXECVE,
+  F_EXECV,
+  F_EXECVP,
+  F_EXECVPE,
+  F_FEXECVE,
+  F_EXECVEAT,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
-    "sigaction", "signal",      "bsd_signal", "sysv_signal",    "__sysv_signal",
-    "close",     "close_range", "closefrom",  "abort",          "pthread_create",
-    "pthread_exit"};
+    "sigaction",    "signal",         "bsd_signal",   "sysv_signal", "__sysv_signal",
+    "close",        "close_range",    "closefrom",    "abort",       "pthread_create",
+    "pthread_exit", "execve",         "execv",        "execvp",      "execvpe",
+    "fexecve",      "execveat"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -232,6 +242,51 @@ EXPORT void pthread_exit(void *ret) {
   syscall(SYS_exit, 0); /* no pthread_exit anywhere: end the thread as it would */
   __builtin_unreachable();
 }
+
+/* The runtime flushes before an exec replaces the program. */
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+static void *exec_target(int f) {
+  void *p = target(f);
+  if (!p)
+    errno = ENOSYS;
+  return p;
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+  execve_fn f = (execve_fn)exec_target(F_EXECVE);
+  return f ? f(path, argv, envp) : -1;
+}
+
+EXPORT int execv(const char *path, char *const argv[]) {
+  execv_fn f = (execv_fn)exec_target(F_EXECV);
+  return f ? f(path, argv) : -1;
+}
+
+EXPORT int execvp(const char *file, char *const argv[]) {
+  execv_fn f = (execv_fn)exec_target(F_EXECVP);
+  return f ? f(file, argv) : -1;
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
+  execve_fn f = (execve_fn)exec_target(F_EXECVPE);
+  return f ? f(file, argv, envp) : -1;
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
+  fexecve_fn f = (fexecve_fn)exec_target(F_FEXECVE);
+  return f ? f(fd, argv, envp) : -1;
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
+  execveat_fn f = (execveat_fn)exec_target(F_EXECVEAT);
+  return f ? f(dirfd, path, argv, envp, flags) : -1;
+}
+
+EXEC_LIST_FORMS(EXPORT)
 
 /* ---- Loading the runtime ------------------------------------------------- */
 

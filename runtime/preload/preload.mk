@@ -4,6 +4,6 @@
 # `make install` copies it with every other lib*.so* of $(BUILD)/lib.
 PRELOAD_LIB = $(BUILD)/lib/libocca_tools_preload.so
 
-$(PRELOAD_LIB): runtime/preload/preload.c
+$(PRELOAD_LIB): runtime/preload/preload.c runtime/src/exec_list.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(RT_CFLAGS) -shared -Wl,-soname,libocca_tools_preload.so -o $@ $< -ldl

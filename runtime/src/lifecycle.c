@@ -149,6 +149,11 @@ static void final_flush(void) {
   }
 }
 
+void ot_flush_before_exec(void) {
+  if (atomic_load(&ot_state) == OT_STATE_ACTIVE && getpid() == traced_pid)
+    ot_flush_wait(ot_flush_request(), ot_cfg.flush_timeout_ms);
+}
+
 /* The final flush, then sig's default action back in place. */
 static void flush_then_default(int sig) {
   final_flush();

@@ -61,6 +61,10 @@ OT_HIDDEN extern ot_core_api_t ot_core;
 OT_HIDDEN void ot_lastthread_core_path(const char *path);
 OT_HIDDEN void ot_lastthread_core_started(void);
 
+/* exec.c: flushes what was recorded before an exec of the traced process
+ * (not of a vfork child), waiting up to the flush timeout. */
+OT_HIDDEN void ot_flush_before_exec(void);
+
 OT_HIDDEN int ot_recording_timed(uint64_t gate, int for_event);
 /* The ticks an event decided on by ot_recording_timed is stamped with
  * (ot_emit takes them), so that its time window membership is decided by
