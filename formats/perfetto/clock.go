@@ -3,45 +3,53 @@ package perfetto
 // Timestamps: each packet's timestamp is the distance from the previous
 // one on its sequence, on a sequence-scoped incremental clock, so that a
 // packet spends 2-4 bytes on it instead of 10. What this relies on, as read
-// in Perfetto's sources (protos/perfetto/trace/clock_snapshot.proto,
-// trace_packet.proto, trace_packet_defaults.proto; trace_processor's
-// importers/proto/proto_trace_reader.cc and util/clock_synchronizer.{h,cc};
-// the SDK does the same in src/tracing/internal/track_event_internal.cc):
+// in Perfetto's sources (google/perfetto, Aug 2026):
 //
 //   - Clock ids 64 to 127 are the writer's own and mean something only on
-//     the trusted_packet_sequence_id whose ClockSnapshot declared them. A
-//     clock declared with is_incremental holds a running value: the
-//     snapshot sets it to the snapshot's timestamp for that clock, and
-//     every packet timestamped on that clock adds its timestamp to it and
-//     is placed at the sum. Packets are read in file order for this, before
-//     trace_processor sorts them by time.
+//     the trusted_packet_sequence_id whose ClockSnapshot declared them
+//     (protos/perfetto/trace/clock_snapshot.proto). A clock declared with
+//     is_incremental holds a running value: a snapshot sets it to the
+//     snapshot's timestamp for that clock, and every packet timestamped on
+//     that clock adds its timestamp to it and is placed at the sum
+//     (src/trace_processor/util/clock_synchronizer.{h,cc}: AddSnapshot,
+//     ClockDomain::ToNs). Packets are read in file order for this, before
+//     trace_processor sorts them by time (importers/proto/
+//     proto_trace_reader.cc: ParsePacket, TimestampTokenizeAndPushToSorter).
 //   - A snapshot that also holds BOOTTIME (the trace's clock when no
-//     snapshot names another) lets the sequence clock be converted to it:
-//     we give both the value 0, so that the running value is the unix ns
-//     we always wrote. A snapshot of a clock must not go back in time, and
-//     for the trace's clock that holds across every sequence of the file
-//     (traces joined by convert, each its own sequence): 0 in all of them
-//     satisfies it, where "the time of the first event" would not. The
-//     first timestamp after a snapshot is thus a whole unix time (9 bytes).
-//   - TracePacketDefaults.timestamp_clock_id makes that clock the one of
-//     every later packet on the sequence that names none; a packet may
-//     still name another: a packet earlier than the running value (a row
-//     that came late, a device interval that began before its launch) is
-//     written with its unix ns and timestamp_clock_id BOOTTIME, which
-//     leaves the running value alone. The defaults are dropped whenever
-//     incremental state is cleared, and given again by the same packet.
-//     TrackEventDefaults.track_uuid is the track of every TrackEvent that
-//     names none; new defaults may be sent at any time (they replace the
-//     old ones whole, interned data stays).
+//     snapshot names another: ParseClockSnapshot) lets the sequence clock be
+//     converted to it: we give both the value 0, so that the running value
+//     is the unix ns we always wrote. A snapshot must not take a clock back
+//     in time (AddSnapshot refuses it for the trace's clock and stops
+//     converting from any other), and for BOOTTIME that holds across every
+//     sequence of the file (traces joined by convert, each its own
+//     sequence): 0 in all of them satisfies it, where "the time of the
+//     first event" would not. The first timestamp after a snapshot is thus
+//     a whole unix time (9 bytes).
+//   - TracePacketDefaults.timestamp_clock_id (trace_packet_defaults.proto)
+//     is the clock of every later packet on the sequence that names none; a
+//     packet may still name another. A packet earlier than the running
+//     value (a row that came late, a device interval that began before its
+//     launch) is written with its unix ns and timestamp_clock_id BOOTTIME,
+//     which leaves the running value alone, as Perfetto's SDK does
+//     (src/tracing/internal/track_event_internal.cc: NewTracePacket, whose
+//     ResetIncrementalState also puts the clear, the defaults and the
+//     snapshot in one packet, as startSequence does). Defaults are dropped
+//     when incremental state is cleared (trace_packet.proto,
+//     packet_sequence_state_builder.h), so each clear gives them again;
+//     defaults sent later replace the old ones whole and keep the interned
+//     data. TrackEventDefaults.track_uuid (track_event.proto) is the track
+//     of every TrackEvent that names none (track_event_tokenizer.cc,
+//     track_event_event_importer.h).
 //
 // So that timestamps mostly grow, packets are written in time order, not
 // slice by slice: a slice's begin is written when its row is released
 // (rows come in start order), and what lies later (its end, a device
 // interval that starts later, a counter or instant after the row's start)
-// waits in a heap until the rows reach its time. At equal times ends come
-// first, the innermost first, so that trace_processor (which closes the
-// innermost open slice of the track, sorting by time with ties in file
-// order) closes each slice where it was meant to.
+// waits until the rows reach its time: in the row's own list when it comes
+// before the next row (settle), else in a queue. At equal times ends come
+// first, the deepest first, so that trace_processor (which sorts by time,
+// ties in file order, and closes the innermost open slice of the track)
+// closes each slice where it was meant to and gives it its flows.
 
 import "math"
 
