@@ -131,6 +131,9 @@ func TestSplitOften(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if int64(len(data)) >= MaxTrace {
+			t.Errorf("%s: %d bytes, not under %d", part, len(data), MaxTrace)
+		}
 		checkStart(t, data)
 		d := decode(t, data) // fails on a slice cut in two
 		for u, ss := range d.slices(t) {
