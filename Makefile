@@ -189,17 +189,17 @@ $(MAINEXIT)-plain: tests/threads/mainexit.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
 
-# The exec test (tests/exec_test.go): execself linked against the runtime,
+# The endings test (tests/endings_test.go): endings linked against the runtime,
 # and without it (untraced, the preload shim).
-EXECSELF = $(TEST_BIN)/execself
-test-programs: $(EXECSELF) $(EXECSELF)-plain
+ENDINGS = $(TEST_BIN)/endings
+test-programs: $(ENDINGS) $(ENDINGS)-plain
 
-$(EXECSELF): tests/exec/execself.c $(BUILD)/lib/libocca_tools.so
+$(ENDINGS): tests/endings/endings.c $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
 	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
-$(EXECSELF)-plain: tests/exec/execself.c
+$(ENDINGS)-plain: tests/endings/endings.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
 

@@ -28,10 +28,11 @@
  * it), the shim does nothing: that copy starts the runtime itself.
  *
  * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, close,
- * close_range, closefrom, abort, pthread_create, pthread_exit and the exec
- * functions (everything else is hidden). The runtime exports them to keep
- * the application's view of its exit signals, to flush when abort() ends
- * the process after a handler returned (runtime/src/lifecycle.c), its own
+ * close_range, closefrom, abort, _exit, _Exit, quick_exit, pthread_create,
+ * pthread_exit and the exec functions (everything else is hidden). The
+ * runtime exports them to keep the application's view of its exit signals,
+ * to flush when abort() ends the process after a handler returned or the
+ * process ends without exit() (runtime/src/lifecycle.c), its own
  * descriptors (runtime/src/fds.c), to end the process with the
  * application's last thread (runtime/src/lastthread.c) and to flush before
  * an exec (runtime/src/exec.c), but a
@@ -138,13 +139,16 @@ enum {
   F_EXECVPE,
   F_FEXECVE,
   F_EXECVEAT,
+  F__EXIT,
+  F__EXIT2,
+  F_QUICK_EXIT,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
     "sigaction",    "signal",         "bsd_signal",   "sysv_signal", "__sysv_signal",
     "close",        "close_range",    "closefrom",    "abort",       "pthread_create",
     "pthread_exit", "execve",         "execv",        "execvp",      "execvpe",
-    "fexecve",      "execveat"};
+    "fexecve",      "execveat",       "_exit",        "_Exit",       "quick_exit"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -242,6 +246,22 @@ EXPORT void pthread_exit(void *ret) {
   syscall(SYS_exit, 0); /* no pthread_exit anywhere: end the thread as it would */
   __builtin_unreachable();
 }
+
+/* The runtime flushes before the process ends without exit(). */
+typedef void (*end_fn)(int);
+
+static void end_with(int f, int status) __attribute__((noreturn));
+static void end_with(int f, int status) {
+  end_fn fn = (end_fn)target(f);
+  if (fn)
+    fn(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+EXPORT void _exit(int status) { end_with(F__EXIT, status); }
+EXPORT void _Exit(int status) { end_with(F__EXIT2, status); }
+EXPORT void quick_exit(int status) { end_with(F_QUICK_EXIT, status); }
 
 /* The runtime flushes before an exec replaces the program. */
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

@@ -33,6 +33,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -90,6 +91,10 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn real_sigaction; /* the next definition: libc's */
 typedef void (*abort_fn)(void);
 static abort_fn next_abort;         /* libc's abort() (Crashes below) */
+typedef void (*end_fn)(int);
+/* libc's _exit, _Exit and quick_exit (Endings below) */
+static const char *const end_names[] = {"_exit", "_Exit", "quick_exit"};
+static end_fn next_end[3];
 static _Atomic int managing;        /* the exit signals are managed (ot_signals_settle) */
 static _Atomic int sig_lock;        /* guards app[], set[], oneshot_armed[] */
 static struct sigaction app[NEXIT]; /* what the application asked for */
@@ -391,6 +396,8 @@ __attribute__((constructor(101))) static void early_init(void) {
   traced_pid = getpid();
   next_sigaction();
   next_abort = (abort_fn)dlsym(RTLD_NEXT, "abort");
+  for (int e = 0; e < 3; e++)
+    next_end[e] = (end_fn)dlsym(RTLD_NEXT, end_names[e]);
   for (int v = 0; v < 3; v++)
     if (!next_signal[v])
       next_signal[v] = (signal_fn)dlsym(RTLD_NEXT, signal_names[v]);
@@ -400,6 +407,30 @@ static void on_toggle_signal(int sig) {
   (void)sig;
   ot_signal_toggle();
 }
+
+/* ---- Endings without exit() --------------------------------------------------------------- *
+ *
+ * _exit, _Exit and quick_exit end the process without the atexit handlers
+ * and destructors that make the final flush, so the events since the last
+ * periodic flush were lost without a count. They are exported here (and by
+ * the preload shim) and make the final flush first. A child (fork, vfork:
+ * another pid) goes straight on, touching nothing. quick_exit's handlers
+ * run after the flush: what they record is counted lost. */
+
+static _Atomic int ending; /* a thread makes the final flush */
+
+__attribute__((noreturn)) static void end_with(int which, int status) {
+  if (getpid() == traced_pid && !atomic_exchange(&ending, 1))
+    final_flush();
+  if (next_end[which])
+    next_end[which](status);
+  syscall(SYS_exit_group, status); /* no such function in this C library */
+  __builtin_unreachable();
+}
+
+OT_EXPORT void _exit(int status) { end_with(0, status); }
+OT_EXPORT void _Exit(int status) { end_with(1, status); }
+OT_EXPORT void quick_exit(int status) { end_with(2, status); }
 
 /* ---- Crashes ---------------------------------------------------------------------------- *
  *
