@@ -1,12 +1,10 @@
 package perfetto
 
-import "math/bits"
-
 // sortHeld sorts hs (in arrival order, so by seq) by cmpHeld: an LSD radix
-// sort on start (digits of at most 13 bits), stable, so rows of equal
-// start stay in seq order; then each run of equal starts is put
-// enclosing-first by an insertion sort on dur (runs are short). tmp is
-// scratch of any length; the (maybe grown) scratch is returned.
+// sort on start, stable, so rows of equal start stay in seq order; then
+// each run of equal starts is put enclosing-first by an insertion sort on
+// dur (runs are short). tmp is scratch of any length; the (maybe grown)
+// scratch is returned.
 func sortHeld(hs, tmp []held) []held {
 	n := len(hs)
 	if n < 2 {
@@ -29,20 +27,13 @@ func sortHeld(hs, tmp []held) []held {
 		tmp = tmp[:n]
 		span := uint64(hi - lo)
 		src, dst := hs, tmp
-		// As few passes as digits of at most maxBits cover the span (a
-		// reorder flush's starts span a few ms: 2 passes), each digit as
-		// narrow as that allows.
-		const maxBits = 13
-		nb := bits.Len64(span)
-		passes := (nb + maxBits - 1) / maxBits
-		width := uint((nb + passes - 1) / passes)
-		mask := uint64(1)<<width - 1
-		var countArr [1 << maxBits]int
-		count := countArr[:1<<width]
-		for shift := uint(0); shift < 64 && span>>shift != 0; shift += width {
-			clear(count)
+		const bits = 11
+		const buckets = 1 << bits
+		var count [buckets]int
+		for shift := uint(0); shift < 64 && span>>shift != 0; shift += bits {
+			count = [buckets]int{}
 			for i := range src {
-				count[(uint64(src[i].start-lo)>>shift)&mask]++
+				count[(uint64(src[i].start-lo)>>shift)&(buckets-1)]++
 			}
 			sum := 0
 			for i := range count {
@@ -51,7 +42,7 @@ func sortHeld(hs, tmp []held) []held {
 				sum += c
 			}
 			for i := range src {
-				k := (uint64(src[i].start-lo) >> shift) & mask
+				k := (uint64(src[i].start-lo) >> shift) & (buckets - 1)
 				dst[count[k]] = src[i]
 				count[k]++
 			}
