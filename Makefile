@@ -158,9 +158,9 @@ $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib
 
 # The exit-signal and unloading tests (tests/signals_test.go): sigprog
 # linked against the runtime (it starts before main) and without it (plain
-# runs, the preload shim), unload (dlopens it).
+# runs, the preload shim), unload (dlopens it); itimer (SIGPROF), both ways.
 SIGPROG = $(TEST_BIN)/sigprog
-test-programs: $(SIGPROG) $(SIGPROG)-plain $(TEST_BIN)/unload
+test-programs: $(SIGPROG) $(SIGPROG)-plain $(TEST_BIN)/unload $(TEST_BIN)/itimer $(TEST_BIN)/itimer-plain
 
 $(SIGPROG): tests/signals/sigprog.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)
@@ -170,6 +170,15 @@ $(SIGPROG): tests/signals/sigprog.c runtime/include/occa_tools.h $(BUILD)/lib/li
 $(SIGPROG)-plain: tests/signals/sigprog.c runtime/include/occa_tools.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
+
+$(TEST_BIN)/itimer: tests/signals/itimer.c $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
+	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+$(TEST_BIN)/itimer-plain: tests/signals/itimer.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
 
 $(TEST_BIN)/unload: tests/signals/unload.c runtime/include/occa_tools.h
 	@mkdir -p $(@D)

@@ -236,3 +236,43 @@ func TestDlcloseIsSafe(t *testing.T) {
 		})
 	}
 }
+
+// A program profiling itself with SIGPROF (setitimer(ITIMER_PROF)): the Go
+// runtime unblocks SIGPROF on its threads, so the program's handler ran on
+// one of them, on a goroutine's stack, and the process died ("fatal error:
+// fault") within a second. Handlers now get SA_ONSTACK (the signal stack
+// Go gives its threads); the program reads back its own flags, and its
+// output and trace are as expected, linked and through the preload shim,
+// with sigaction() and with signal().
+func TestProfilingSignalOnToolThreads(t *testing.T) {
+	for _, how := range []string{"sigaction", "signal"} {
+		t.Run(how, func(t *testing.T) {
+			want := runTraced(t, "itimer", "[output]\n", untraced, how)
+			if want.exit != "exit 0" || want.stdout != "itimer: handler ours, SA_ONSTACK clear, SA_RESTART set, ticks some\n" {
+				t.Fatalf("untraced: %s, stdout %q\n%s", want.exit, want.stdout, want.stderr)
+			}
+			for _, mode := range []int{linked, shim} {
+				got := runTraced(t, "itimer", "[output]\n", mode, how)
+				name := modeNames[mode]
+				if got.exit != want.exit || got.stdout != want.stdout || got.stderr != "" {
+					t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant %s, %q, nothing", name, got.exit, got.stdout, firstLines(got.stderr, 5), want.exit, want.stdout)
+					continue
+				}
+				if len(got.traces) != 1 {
+					t.Fatalf("%s: traces %v", name, got.traces)
+				}
+				g := readTrace(t, got.traces[0])
+				if g.err != nil || g.stats == nil || !g.stats.Final || g.stats.TotalDropped() != 0 ||
+					g.counts[trace.RegionPush] == 0 || g.counts[trace.RegionPush] != g.counts[trace.RegionPop] {
+					t.Errorf("%s: trace: %v, stats %+v, %d pushes, %d pops", name, g.err, g.stats, g.counts[trace.RegionPush], g.counts[trace.RegionPop])
+				}
+			}
+		})
+	}
+}
+
+// firstLines is the first n lines of s.
+func firstLines(s string, n int) string {
+	l := strings.SplitN(s, "\n", n+1)
+	return strings.Join(l[:min(n, len(l))], "\n")
+}

@@ -322,6 +322,68 @@ void ot_signals_rearm(void) {
   unlock_signals(&saved);
 }
 
+/* ---- Handlers on the Go runtime's threads ---------------------------------------------- *
+ *
+ * The Go runtime unblocks SIGPROF (and the synchronous signals) on the
+ * threads it makes, so a process-directed SIGPROF (setitimer(ITIMER_PROF),
+ * as gprof and sampling profilers use) may land on one of them, where the
+ * program's handler then ran on a goroutine's small stack and broke it:
+ * "fatal error: fault" within a second. Go asks non-Go code for SA_ONSTACK,
+ * which runs a handler on the thread's signal stack (Go gives each of its
+ * threads one; the program's own threads are unchanged unless they set up
+ * one themselves). So while the core is loaded, every handler of the
+ * program but the managed exit signals' (which its threads block) is
+ * installed with SA_ONSTACK, those installed before the core loaded
+ * included, and sigaction() reads back the flags the program gave. */
+
+static _Atomic int core_loaded;
+static _Atomic unsigned char onstack_added[NSIG]; /* by the tool, not the program */
+
+static int is_function(const struct sigaction *a) {
+  return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
+}
+
+static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction *act,
+                             struct sigaction *oact) {
+  if (sig <= 0 || sig >= NSIG)
+    return next(sig, act, oact);
+  struct sigaction mine;
+  int added = 0;
+  if (act && is_function(act) && !(act->sa_flags & SA_ONSTACK)) {
+    mine = *act;
+    mine.sa_flags |= SA_ONSTACK;
+    act = &mine;
+    added = 1;
+  }
+  sigset_t saved;
+  lock_signals(&saved);
+  int was = atomic_load(&onstack_added[sig]);
+  int rc = next(sig, act, oact);
+  if (rc == 0 && act)
+    atomic_store(&onstack_added[sig], (unsigned char)added);
+  unlock_signals(&saved);
+  if (rc == 0 && oact && was && is_function(oact))
+    oact->sa_flags &= ~SA_ONSTACK;
+  return rc;
+}
+
+/* Before the core loads: the handlers already there (another library's
+ * constructor) get SA_ONSTACK too. */
+static void onstack_existing(void) {
+  if (!next_sigaction())
+    return;
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction cur;
+    memset(&cur, 0, sizeof cur);
+    if (sig == SIGKILL || sig == SIGSTOP || signal_index(sig) >= 0 || real_sigaction(sig, NULL, &cur) != 0 ||
+        !is_function(&cur) || (cur.sa_flags & SA_ONSTACK))
+      continue;
+    cur.sa_flags |= SA_ONSTACK;
+    if (real_sigaction(sig, &cur, NULL) == 0)
+      atomic_store(&onstack_added[sig], 1);
+  }
+}
+
 OT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact) {
   int i = signal_index(sig);
   if (i < 0 || !atomic_load(&managing)) {
@@ -330,6 +392,8 @@ OT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
       errno = ENOSYS;
       return -1;
     }
+    if (atomic_load(&core_loaded))
+      return onstack_sigaction(next, sig, act, oact);
     return next(sig, act, oact);
   }
   sigset_t saved;
@@ -353,7 +417,7 @@ static signal_fn next_signal[3]; /* signal, bsd_signal, sysv_signal */
 static const char *const signal_names[3] = {"signal", "bsd_signal", "sysv_signal"};
 
 static handler_fn set_handler(int variant, int sig, handler_fn handler) {
-  if (signal_index(sig) < 0 || !atomic_load(&managing)) {
+  if ((signal_index(sig) < 0 || !atomic_load(&managing)) && !atomic_load(&core_loaded)) {
     if (!next_signal[variant])
       next_signal[variant] = (signal_fn)dlsym(RTLD_NEXT, signal_names[variant]);
     if (!next_signal[variant]) {
@@ -859,10 +923,13 @@ static int load_core(void) {
    * as they would without tracing. */
   sigset_t saved;
   block_async_signals(&saved);
+  onstack_existing();
+  atomic_store(&core_loaded, 1); /* its threads start inside dlopen */
   ot_lastthread_core_path(path);
   core_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
   if (!core_handle) {
+    atomic_store(&core_loaded, 0);
     ot_lastthread_core_path("");
     ot_log(OT_LOG_ERROR, "cannot load the tracing core %s: %s; running untraced",
            shown(path, buf, sizeof buf), dlerror());

@@ -1,0 +1,68 @@
+/* itimer: a program profiling itself with SIGPROF (setitimer(ITIMER_PROF),
+ * as gprof and sampling profilers do) while it records regions
+ * (tests/signals_test.go, TestProfilingSignalOnToolThreads).
+ *
+ *   itimer sigaction|signal   installs the handler so (sigaction: flags
+ *                             SA_RESTART), takes a 1 ms profiling timer
+ *                             for 0.3 s while it records as fast as it can
+ *                             (the writer's threads busy too), then prints
+ *                             how its handler reads back
+ *
+ * The region calls go through dlsym, so that the -plain build runs without
+ * the runtime (untraced, or under the preload shim). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+static volatile sig_atomic_t ticks;
+static void on_prof(int sig) {
+  (void)sig;
+  ticks++;
+}
+
+static double seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0)) {
+    fprintf(stderr, "usage: itimer sigaction|signal\n");
+    return 2;
+  }
+  int (*push)(const char *);
+  int (*pop)(void);
+  *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
+  *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
+  if (strcmp(argv[1], "signal") == 0) {
+    signal(SIGPROF, on_prof);
+  } else {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_prof;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGPROF, &sa, NULL);
+  }
+  struct itimerval on = {{0, 1000}, {0, 1000}}, off;
+  memset(&off, 0, sizeof off);
+  setitimer(ITIMER_PROF, &on, NULL);
+  double start = seconds();
+  while (seconds() - start < 0.3) {
+    for (int i = 0; i < 1000 && push && pop; i++) {
+      push("work");
+      pop();
+    }
+  }
+  setitimer(ITIMER_PROF, &off, NULL);
+  struct sigaction back;
+  sigaction(SIGPROF, NULL, &back);
+  printf("itimer: handler %s, SA_ONSTACK %s, SA_RESTART %s, ticks %s\n",
+         back.sa_handler == on_prof ? "ours" : "other", (back.sa_flags & SA_ONSTACK) ? "set" : "clear",
+         (back.sa_flags & SA_RESTART) ? "set" : "clear", ticks > 0 ? "some" : "none");
+  return 0;
+}
