@@ -273,8 +273,11 @@ func ValidateName(pattern string) error {
 	if pattern == "" {
 		return errors.New("must not be empty")
 	}
-	if strings.ContainsAny(pattern, "/\x00") {
+	if strings.Contains(pattern, "/") {
 		return fmt.Errorf("%q must not contain '/' (put directories in output.directory)", pattern)
+	}
+	if strings.Contains(pattern, "\x00") {
+		return fmt.Errorf("%q must not contain a NUL byte (no file name can)", pattern)
 	}
 	hasPID := false
 	for i := 0; i < len(pattern); i++ {

@@ -163,6 +163,7 @@ func TestValidateName(t *testing.T) {
 		"{PID}":                         `unknown token {PID} in "{PID}"; allowed: {exe} {host} {pid} {rank} {time}`,
 		"{}{pid}":                       `unknown token {} in "{}{pid}"; allowed: {exe} {host} {pid} {rank} {time}`,
 		"a/{pid}":                       `"a/{pid}" must not contain '/' (put directories in output.directory)`,
+		"a\x00{pid}":                    `"a\x00{pid}" must not contain a NUL byte (no file name can)`,
 		"{pid":                          `unclosed '{' in "{pid"`,
 		"{ex{pid}":                      `unclosed '{' in "{ex{pid}"`,
 		"pid}{pid}":                     `unmatched '}' in "pid}{pid}"`,
