@@ -59,7 +59,9 @@ const (
 	clockIncremental = 64
 )
 
-// pending is a packet written when the rows reach ts.
+// pending is a packet written when the rows reach ts: most are slice ends,
+// which it holds whole (32 bytes, moved about by the queue); the rest keep
+// their other fields in w.dueX.
 type pending struct {
 	ts int64
 	// ord orders packets of equal ts: ends first, the deepest first (so
@@ -68,9 +70,16 @@ type pending struct {
 	// bits 3-53: push count; bits 0-2: kind.
 	ord   uint64
 	track uint64
-	name  uint64 // pSlice: iid | depth<<48; pInstant: iid
-	flow  uint64 // pEnd: terminating flow; pSlice: its end's
-	val   int64  // pSlice: duration; pCounter: value; pEndFlows: index in dueFlows
+	x     uint64 // pEnd: the terminating flow; else an index in w.dueX
+}
+
+// dueExtra is the rest of a pending packet other than an end.
+type dueExtra struct {
+	name  uint64 // pSlice, pInstant: the name's iid
+	flow  uint64 // pSlice: its end's terminating flow
+	val   int64  // pSlice: duration; pCounter: value
+	depth int    // pSlice: its lane depth
+	flows []uint64
 }
 
 const (
@@ -102,20 +111,38 @@ func (w *Writer) ord(kind uint8, depth int) uint64 {
 	return ord | uint64(maxDepth-min(depth, maxDepth-1))<<54
 }
 
-// push adds a packet to those due later.
-func (w *Writer) push(kind uint8, depth int, ts int64, track, name, flow uint64, val int64) {
-	w.pushItem(pending{ts: ts, ord: w.ord(kind, depth), track: track, name: name, flow: flow, val: val})
+// push adds a packet other than a plain end to those due later.
+func (w *Writer) push(kind uint8, depth int, ts int64, track uint64, x dueExtra) {
+	x.depth = depth
+	var i int
+	if n := len(w.dueXFree); n > 0 {
+		i = w.dueXFree[n-1]
+		w.dueXFree = w.dueXFree[:n-1]
+		w.dueX[i] = x
+	} else {
+		i = len(w.dueX)
+		w.dueX = append(w.dueX, x)
+	}
+	w.pushItem(pending{ts: ts, ord: w.ord(kind, depth), track: track, x: uint64(i)})
+}
+
+// pushEnd adds a slice end to those due later.
+func (w *Writer) pushEnd(depth int, ts int64, track, term uint64) {
+	w.dueN++
+	it := pending{ts: ts, ord: w.dueN<<3 | pEnd | uint64(maxDepth-min(depth, maxDepth-1))<<54, track: track, x: term}
+	if n := len(w.due); n == w.dueHead || w.due[n-1].less(&it) {
+		w.due = append(w.due, it) // in order, nothing to move: most
+		return
+	}
+	w.pushItem(it)
 }
 
 func (w *Writer) pushItem(it pending) {
-	if h := w.dueHead; h > 0 && (h == len(w.due) || h >= 256 && h >= len(w.due)/2) {
-		// Those popped are gone: move the rest to the front (a packet that
-		// waits long, the end of a region around everything, keeps the
-		// queue from ever emptying).
-		w.due = w.due[:copy(w.due, w.due[h:])]
-		w.dueHead = 0
-	}
 	d := w.due
+	if n := len(d); n == w.dueHead || d[n-1].less(&it) { // in order: most
+		w.due = append(d, it)
+		return
+	}
 	i := len(d)
 	for i > w.dueHead && i > len(d)-dueShift && it.less(&d[i-1]) {
 		i--
@@ -166,7 +193,15 @@ func (w *Writer) next() *pending {
 func (w *Writer) pop(top *pending) {
 	if w.dueHead < len(w.due) && (len(w.dueHeap) == 0 || !w.dueHeap[0].less(&w.due[w.dueHead])) {
 		*top = w.due[w.dueHead]
-		w.dueHead++
+		if w.dueHead++; w.dueHead == len(w.due) {
+			w.due, w.dueHead = w.due[:0], 0
+		} else if w.dueHead >= 256 && w.dueHead >= len(w.due)/2 {
+			// Those popped are gone: move the rest to the front (a packet
+			// that waits long, the end of a region around everything,
+			// keeps the queue from ever emptying).
+			w.due = w.due[:copy(w.due, w.due[w.dueHead:])]
+			w.dueHead = 0
+		}
 		return
 	}
 	h := w.dueHeap
@@ -214,7 +249,7 @@ func (w *Writer) settle() {
 			}
 			return
 		}
-		w.endPacket(e[i].ts, e[i].track, e[i].flow)
+		w.endPacket(e[i].ts, e[i].track, e[i].x)
 	}
 }
 
@@ -224,10 +259,15 @@ func (w *Writer) advance(t int64) {
 	if t > w.now {
 		w.now = t
 	}
-	n := w.next()
-	if n == nil || n.ts > t {
+	if (w.dueHead == len(w.due) || w.due[w.dueHead].ts > t) && (len(w.dueHeap) == 0 || w.dueHeap[0].ts > t) {
 		return
 	}
+	w.writeDue(t)
+}
+
+// writeDue writes what is due up to t.
+func (w *Writer) writeDue(t int64) {
+	n := w.next()
 	// What is due now is not the row's: it goes through the queue.
 	hz := w.horizon
 	w.horizon = math.MinInt64
@@ -252,24 +292,29 @@ func (w *Writer) drain() {
 }
 
 func (w *Writer) writePending(p *pending) {
+	if p.ord&7 == pEnd {
+		w.endPacket(p.ts, p.track, p.x)
+		return
+	}
+	x := w.dueX[p.x]
+	w.dueX[p.x] = dueExtra{}
+	w.dueXFree = append(w.dueXFree, int(p.x))
 	switch p.ord & 7 {
-	case pEnd:
-		w.endPacket(p.ts, p.track, p.flow)
 	case pEndFlows:
 		pos := w.begin(p.ts)
 		t := w.teStart(typeSliceEnd, p.track)
-		for _, f := range w.dueFlows[p.val] {
+		for _, f := range x.flows {
 			w.fixed64(fTEFlowIDs, f)
 		}
 		w.teEnd(t)
 		w.end(pos)
 	case pSlice:
-		w.sliceBegin(p.ts, p.track, p.name&(1<<48-1), 0, nil, "")
-		w.sliceEnd(p.ts+p.val, int(p.name>>48), p.track, p.flow)
+		w.sliceBegin(p.ts, p.track, x.name, 0, nil, "")
+		w.sliceEnd(p.ts+x.val, x.depth, p.track, x.flow)
 	case pInstant:
-		w.instantNow(p.ts, typeInstant, p.track, p.name, 0)
+		w.instantNow(p.ts, typeInstant, p.track, x.name, 0)
 	case pCounter:
-		w.instantNow(p.ts, typeCounter, p.track, 0, p.val)
+		w.instantNow(p.ts, typeCounter, p.track, 0, x.val)
 	}
 }
 
@@ -279,11 +324,7 @@ func (w *Writer) endFlows(ts int64, depth int, track uint64, flows []uint64) {
 		w.sliceEnd(ts, depth, track, 0)
 		return
 	}
-	if w.next() == nil {
-		w.dueFlows = w.dueFlows[:0]
-	}
-	w.dueFlows = append(w.dueFlows, flows)
-	w.push(pEndFlows, depth, ts, track, 0, 0, int64(len(w.dueFlows)-1))
+	w.push(pEndFlows, depth, ts, track, dueExtra{flows: flows})
 }
 
 // startSequence writes the packet that begins the sequence (and each part
@@ -321,39 +362,47 @@ func (w *Writer) defaults() enc {
 // Default track: every trackWindow track events, the track used most in
 // them becomes the default when it beat the current one by trackMargin
 // events (new defaults cost a few bytes; each event on the default track
-// saves its track_uuid, 2-4 bytes). Tracks are counted in trackSlots slots
-// by their uuid's low bits (a writer's first tracks have distinct ones).
+// saves its track_uuid, 1-4 bytes).
 const (
 	trackWindow = 4096
 	trackMargin = 64
 	trackSlots  = 1024
 )
 
-// countTrack counts an event on track and picks the default track at the
-// end of a window.
+// countTrack counts an event on track (in the slot of its uuid's low bits,
+// which the writer's first tracks have distinct) and picks the default
+// track at the end of a window.
 func (w *Writer) countTrack(track uint64) {
-	i := track & (trackSlots - 1)
-	if w.trackSlot[i] != track {
-		w.trackSlot[i], w.trackUse[i] = track, 0
+	c := &w.trackUse[track&(trackSlots-1)]
+	c.n++
+	c.uuid = track
+	if w.trackEvents++; w.trackEvents >= trackWindow {
+		w.pickDefault()
 	}
-	w.trackUse[i]++
-	w.trackEvents++
-	if w.trackEvents < trackWindow {
-		return
-	}
+}
+
+// trackCount is a slot of Writer.trackUse.
+type trackCount struct {
+	uuid uint64
+	n    uint32
+}
+
+func (w *Writer) pickDefault() {
 	best := 0
-	for i, n := range w.trackUse {
-		if n > w.trackUse[best] {
+	for i := range w.trackUse {
+		if w.trackUse[i].n > w.trackUse[best].n {
 			best = i
 		}
 	}
 	cur := uint32(0)
-	if i := w.defTrack & (trackSlots - 1); w.trackSlot[i] == w.defTrack {
-		cur = w.trackUse[i]
+	if c := w.trackUse[w.defTrack&(trackSlots-1)]; c.uuid == w.defTrack {
+		cur = c.n
 	}
-	if u := w.trackSlot[best]; u != 0 && u != w.defTrack && w.trackUse[best] > cur+trackMargin {
-		w.defTrack, w.newDefaults = u, true
+	if b := w.trackUse[best]; b.uuid != 0 && b.uuid != w.defTrack && b.n > cur+trackMargin {
+		w.defTrack, w.newDefaults = b.uuid, true
 	}
-	w.trackUse = [trackSlots]uint32{}
+	for i := range w.trackUse {
+		w.trackUse[i].n = 0
+	}
 	w.trackEvents = 0
 }

@@ -42,8 +42,11 @@ func TestDueOrder(t *testing.T) {
 		if rng.Intn(50) == 0 {
 			span = 100000 // far out of order: the heap
 		}
-		kind := []uint8{pEnd, pSlice, pCounter}[rng.Intn(3)]
-		w.push(kind, rng.Intn(3), now+rng.Int63n(span), uint64(i), 0, 0, 0)
+		if k := []uint8{pEnd, pSlice, pCounter}[rng.Intn(3)]; k == pEnd {
+			w.pushEnd(rng.Intn(3), now+rng.Int63n(span), uint64(i), 0)
+		} else {
+			w.push(k, 0, now+rng.Int63n(span), uint64(i), dueExtra{})
+		}
 		ref = append(ref, w.find(uint64(i)))
 		if rng.Intn(3) == 0 {
 			for n := w.next(); n != nil && n.ts <= now; n = w.next() {
@@ -75,12 +78,12 @@ func (w *Writer) find(track uint64) pending {
 // push order.
 func TestDueTies(t *testing.T) {
 	w := &Writer{}
-	w.push(pInstant, 0, 10, 1, 0, 0, 0)
-	w.push(pEnd, 0, 10, 2, 0, 0, 0)
-	w.push(pSlice, 0, 10, 3, 0, 0, 0)
-	w.push(pEnd, 2, 10, 4, 0, 0, 0)
-	w.push(pEnd, 1, 10, 5, 0, 0, 0)
-	w.push(pEnd, 0, 9, 6, 0, 0, 0)
+	w.push(pInstant, 0, 10, 1, dueExtra{})
+	w.pushEnd(0, 10, 2, 0)
+	w.push(pSlice, 0, 10, 3, dueExtra{})
+	w.pushEnd(2, 10, 4, 0)
+	w.pushEnd(1, 10, 5, 0)
+	w.pushEnd(0, 9, 6, 0)
 	var got []uint64
 	var p pending
 	for w.next() != nil {
@@ -101,8 +104,8 @@ func BenchmarkDue(b *testing.B) {
 	var p pending
 	for i := 0; i < b.N; i++ {
 		ts := int64(i) * 100
-		w.push(pEnd, 1, ts+50, 5, 0, 0, 0)
-		w.push(pEnd, 0, ts+50, 6, 0, 0, 0)
+		w.pushEnd(1, ts+50, 5, 0)
+		w.pushEnd(0, ts+50, 6, 0)
 		for n := w.next(); n != nil && n.ts <= ts+100; n = w.next() {
 			w.pop(&p)
 		}

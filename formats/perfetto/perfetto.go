@@ -188,11 +188,11 @@ type Writer struct {
 	dueHead     int
 	dueHeap     []pending
 	dueN        uint64
-	dueFlows    [][]uint64
+	dueX        []dueExtra
+	dueXFree    []int
 	defTrack    uint64 // the sequence's default track, 0 for none
 	newDefaults bool   // the next packet gives new defaults
-	trackUse    [trackSlots]uint32
-	trackSlot   [trackSlots]uint64 // the uuid counted in trackUse's slot
+	trackUse    [trackSlots]trackCount
 	trackEvents int
 
 	out       []byte
@@ -627,7 +627,9 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 			w.horizon = math.MaxInt64
 		}
 		w.write(r)
-		w.settle()
+		if len(w.rowEnds) > 0 {
+			w.settle()
+		}
 		w.horizon = math.MinInt64
 	}
 	// The held rows stay where the merge put them (no copy back); the
@@ -1069,9 +1071,9 @@ func (w *Writer) later(ts int64) bool {
 func (w *Writer) instant(ts int64, typ, track, name uint64, counter int64) {
 	if w.later(ts) {
 		if typ == typeCounter {
-			w.push(pCounter, 0, ts, track, 0, 0, counter)
+			w.push(pCounter, 0, ts, track, dueExtra{val: counter})
 		} else {
-			w.push(pInstant, 0, ts, track, name, 0, 0)
+			w.push(pInstant, 0, ts, track, dueExtra{name: name})
 		}
 		return
 	}
@@ -1101,7 +1103,7 @@ func (w *Writer) slice(ls *laneSet, start, dur int64, name uint64, flow, term ui
 	}
 	if r == nil && flow == 0 && len(w.extraFlows) == 0 && w.later(start) {
 		// A device interval that starts after its launch.
-		w.push(pSlice, 0, start, l.uuid, name|uint64(len(l.stack)-1)<<48, term, end-start)
+		w.push(pSlice, len(l.stack)-1, start, l.uuid, dueExtra{name: name, flow: term, val: end - start})
 		return
 	}
 	var dir string
@@ -1159,15 +1161,25 @@ func (w *Writer) sliceBegin(start int64, track, name, flow uint64, r *analysis.R
 	w.end(p)
 }
 
+// appendSeq appends the sequence id and flags (4 bytes for the first 127
+// sequences: four stores, not a copy).
+func (w *Writer) appendSeq(b []byte) []byte {
+	if f := w.seqFields; len(f) == 4 {
+		return append(b, f[0], f[1], f[2], f[3])
+	}
+	return append(b, w.seqFields...)
+}
+
 // sliceBeginFast is sliceBegin's common case, put together in one go:
 // every length is one byte (at most 3+10+10+4+11+11+10 bytes, and 4
 // annotations of at most 15+15+22+15).
 func (w *Writer) sliceBeginFast(start int64, track, name, flow uint64, r *analysis.Row, dir string) {
-	var buf [160]byte
-	b := append(buf[:0], fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
+	b := w.out
+	pkt := len(b)
+	b = append(b, fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
 	b = putVarint(b, uint64(start-w.lastTS))
 	w.lastTS = start
-	b = append(b, w.seqFields...)
+	b = w.appendSeq(b)
 	te := len(b) + 1
 	b = append(b, fPktTrackEvent<<3|wireLen, 0, fTEType<<3, typeSliceBegin)
 	if track != w.defTrack {
@@ -1200,8 +1212,8 @@ func (w *Writer) sliceBeginFast(start int64, track, name, flow uint64, r *analys
 		}
 	}
 	b[te] = byte(len(b) - te - 1)
-	b[1] = byte(len(b) - 2)
-	w.out = append(w.out, b...)
+	b[pkt+1] = byte(len(b) - pkt - 2)
+	w.out = b
 	if len(w.out) >= outFlush {
 		w.writeOut()
 	}
@@ -1214,9 +1226,9 @@ func (w *Writer) sliceEnd(ts int64, depth int, track, term uint64) {
 	case !w.later(ts):
 		w.endPacket(ts, track, term)
 	case ts <= w.horizon:
-		w.rowEnds = append(w.rowEnds, pending{ts: ts, ord: w.ord(pEnd, depth), track: track, flow: term})
+		w.rowEnds = append(w.rowEnds, pending{ts: ts, ord: w.ord(pEnd, depth), track: track, x: term})
 	default:
-		w.push(pEnd, depth, ts, track, 0, term, 0)
+		w.pushEnd(depth, ts, track, term)
 	}
 }
 
@@ -1225,19 +1237,20 @@ func (w *Writer) endPacket(ts int64, track, term uint64) {
 	if term == 0 && ts >= w.lastTS && !w.newDefaults && len(w.newNames)+len(w.newAnnots) == 0 && len(w.seqFields) <= 10 {
 		// The common end, put together in one go: every length is one
 		// byte (at most 3+10+10+4+11 bytes).
-		var buf [40]byte
-		b := append(buf[:0], fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
+		b := w.out
+		pkt := len(b)
+		b = append(b, fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
 		b = putVarint(b, uint64(ts-w.lastTS))
 		w.lastTS = ts
-		b = append(b, w.seqFields...)
+		b = w.appendSeq(b)
 		te := len(b) + 1
 		b = append(b, fPktTrackEvent<<3|wireLen, 0, fTEType<<3, typeSliceEnd)
 		if track != w.defTrack {
 			b = putVarint(append(b, fTETrack<<3), track)
 		}
 		b[te] = byte(len(b) - te - 1)
-		b[1] = byte(len(b) - 2)
-		w.out = append(w.out, b...)
+		b[pkt+1] = byte(len(b) - pkt - 2)
+		w.out = b
 		w.countTrack(track)
 		if len(w.out) >= outFlush {
 			w.writeOut()
