@@ -449,52 +449,77 @@ func TestOnlyApplicationThreadsTakeExitSignals(t *testing.T) {
 	}
 }
 
-// Under an address-space or data limit too small for the Go runtime
-// (`ulimit -v`, `ulimit -d`, usual on login nodes), the program runs
-// untraced with one warning, instead of dying as the Go runtime aborts
-// ("failed to reserve page summary memory", "pthread_create failed").
-func TestSmallMemoryLimitsRunUntraced(t *testing.T) {
-	for _, limit := range []string{"-v 600000", "-d 100000"} {
-		t.Run(limit, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := filepath.Join(dir, "trace.toml")
-			if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
-				t.Fatal(err)
+// A start-up the Go runtime of the core cannot survive, or that would make
+// it change the program, runs the program untraced with one warning; with
+// room to spare it is traced, silently. Each case runs the workload
+// (-t 2 -s 5) and checks its output, its traces and its stderr.
+type startCase struct {
+	name    string
+	limit   string              // run under bash's `ulimit <limit>` ("" none)
+	env     []string            // added to the environment
+	refused string              // the warning's start; "" when traced
+	cred    *syscall.Credential // run as this user (nil: as the test)
+}
+
+// runStartCases runs each case with the workload at workload, writing into
+// dir (which the case's user can write).
+func runStartCases(t *testing.T, dir, workload string, cases []startCase) {
+	t.Helper()
+	bash, err := exec.LookPath("bash") // dash's ulimit has no -u
+	if err != nil {
+		t.Skip("needs bash for ulimit")
+	}
+	cfg := filepath.Join(dir, "trace.toml")
+	if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, fmt.Sprint("out-", i))
+			cmd := testproc.Command(t, workload, "-t", "2", "-s", "5")
+			if c.limit != "" {
+				cmd = testproc.Command(t, bash, "-c", "ulimit "+c.limit+" && exec \"$0\" \"$@\"", workload, "-t", "2", "-s", "5")
 			}
-			cmd := testproc.Command(t, "sh", "-c", "ulimit "+limit+" && exec \"$0\" \"$@\"",
-				filepath.Join(buildDir, "tests", "workload"), "-t", "2", "-s", "5")
 			cmd.Dir = dir
-			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+			cmd.SysProcAttr.Credential = c.cred
+			cmd.Env = append(append(hostileEnv(), c.env...), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+out)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			flag := strings.Fields(limit)[0]
-			want := "occa-tools: warning: the " + map[string]string{"-v": "address space", "-d": "data"}[flag] +
-				" limit (ulimit " + flag + ") is "
-			got := lines(stderr.String())
-			if err != nil || stdout.String() != "workload: threads=2 steps=5\n" || len(got) != 1 || !strings.HasPrefix(got[0], want) {
-				t.Fatalf("ulimit %s: %v, stdout %q, stderr:\n%s\nwant one line starting %q", limit, err, stdout.String(), stderr.String(), want)
+			if err := cmd.Run(); err != nil || stdout.String() != "workload: threads=2 steps=5\n" {
+				t.Fatalf("%v, stdout %q, stderr:\n%s", err, stdout.String(), stderr.String())
 			}
-			if traces, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace")); len(traces) != 0 {
-				t.Errorf("ulimit %s: traces %v, want none", limit, traces)
+			traces, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
+			got := lines(stderr.String())
+			switch {
+			case c.refused == "" && (len(traces) != 1 || len(got) != 0):
+				t.Errorf("traces %v, stderr %q; want one trace and no message", traces, got)
+			case c.refused != "" && (len(traces) != 0 || len(got) != 1 || !strings.HasPrefix(got[0], c.refused)):
+				t.Errorf("traces %v, stderr %q; want none and one line starting %q", traces, got, c.refused)
 			}
 		})
 	}
 }
 
+// Under an address-space or data limit too small for the Go runtime
+// (`ulimit -v`, `ulimit -d`, usual on login nodes), the program runs
+// untraced with one warning, instead of dying as the Go runtime aborts
+// ("failed to reserve page summary memory", "pthread_create failed").
+func TestSmallMemoryLimitsRunUntraced(t *testing.T) {
+	runStartCases(t, t.TempDir(), filepath.Join(buildDir, "tests", "workload"), []startCase{
+		{name: "v", limit: "-v 600000", refused: "occa-tools: warning: the address space limit (ulimit -v) is "},
+		{name: "d", limit: "-d 100000", refused: "occa-tools: warning: the data limit (ulimit -d) is "},
+	})
+}
+
 // Under a `ulimit -u` (RLIMIT_NPROC, usual on login nodes) that leaves too
 // few threads for the Go runtime, which aborts the process when it cannot
-// make one ("pthread_create failed", exit 134 before the probe), the program
-// runs untraced with one warning; with room to spare it is traced. The limit
-// counts the threads of a user and does not bind root, so the program runs
-// as nobody, from a copy of the build that user can read.
+// make one ("pthread_create failed", exit 134 at -u 4 before the probe),
+// the program runs untraced with one warning. The limit counts the threads
+// of a user and does not bind root, so the program runs as nobody, from a
+// copy of the build that user can read.
 func TestSmallProcessLimitRunsUntraced(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root, to run the program as nobody under a ulimit -u of its own (RLIMIT_NPROC does not bind root)")
-	}
-	bash, err := exec.LookPath("bash") // dash's ulimit has no -u
-	if err != nil {
-		t.Skip("needs bash for ulimit -u")
 	}
 	// Not t.TempDir: its parent is private to root.
 	dir, err := os.MkdirTemp("", "occa-tools-nproc-")
@@ -514,38 +539,19 @@ func TestSmallProcessLimitRunsUntraced(t *testing.T) {
 	for _, lib := range []string{"libocca_tools.so.1", "libocca_tools_core.so"} {
 		copyFile(t, filepath.Join(buildDir, "lib", lib), filepath.Join(dir, "lib", lib), 0o755)
 	}
-	cfg := filepath.Join(dir, "trace.toml")
-	if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	var cases []startCase
 	for _, c := range []struct {
 		limit  int
 		traced bool
 	}{{4, false}, {6, false}, {64, true}} {
-		t.Run(fmt.Sprint(c.limit), func(t *testing.T) {
-			out := filepath.Join(dir, fmt.Sprint("out-", c.limit))
-			cmd := testproc.Command(t, bash, "-c", fmt.Sprintf("ulimit -u %d && exec \"$0\" \"$@\"", c.limit),
-				filepath.Join(dir, "tests", "workload"), "-t", "2", "-s", "5")
-			cmd.Dir = dir
-			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
-			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+out)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			if err != nil || stdout.String() != "workload: threads=2 steps=5\n" {
-				t.Fatalf("ulimit -u %d: %v, stdout %q, stderr:\n%s", c.limit, err, stdout.String(), stderr.String())
-			}
-			traces, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
-			want := fmt.Sprintf("occa-tools: warning: the process limit (ulimit -u) is %d, and only ", c.limit)
-			got := lines(stderr.String())
-			switch {
-			case c.traced && (len(traces) != 1 || len(got) != 0):
-				t.Errorf("ulimit -u %d: traces %v, stderr %q; want one trace and no message", c.limit, traces, got)
-			case !c.traced && (len(traces) != 0 || len(got) != 1 || !strings.HasPrefix(got[0], want)):
-				t.Errorf("ulimit -u %d: traces %v, stderr %q; want none and one line starting %q", c.limit, traces, got, want)
-			}
-		})
+		sc := startCase{name: fmt.Sprint(c.limit), limit: fmt.Sprint("-u ", c.limit), cred: nobody}
+		if !c.traced {
+			sc.refused = fmt.Sprintf("occa-tools: warning: the process limit (ulimit -u) is %d, and only ", c.limit)
+		}
+		cases = append(cases, sc)
 	}
+	runStartCases(t, dir, filepath.Join(dir, "tests", "workload"), cases)
 }
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {
@@ -562,43 +568,16 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 // Under a `ulimit -n` too small for the Go runtime's poller, which aborts
 // the process when it cannot open its descriptors ("netpollinit failed" at
 // -n 4, "eventfd failed" at -n 5, before the probe), the program runs
-// untraced with one warning; with room to spare it is traced.
+// untraced with one warning.
 func TestSmallOpenFilesLimitRunsUntraced(t *testing.T) {
-	bash, err := exec.LookPath("bash") // for the same ulimit everywhere
-	if err != nil {
-		t.Skip("needs bash for ulimit -n")
+	refused := func(n int) string {
+		return fmt.Sprintf("occa-tools: warning: the open files limit (ulimit -n) is %d, and only ", n)
 	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "trace.toml")
-	if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		limit  int
-		traced bool
-	}{{4, false}, {5, false}, {64, true}} {
-		t.Run(fmt.Sprint(c.limit), func(t *testing.T) {
-			out := filepath.Join(dir, fmt.Sprint("out-", c.limit))
-			cmd := testproc.Command(t, bash, "-c", fmt.Sprintf("ulimit -n %d && exec \"$0\" \"$@\"", c.limit),
-				filepath.Join(buildDir, "tests", "workload"), "-t", "2", "-s", "5")
-			cmd.Dir = dir
-			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+out)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil || stdout.String() != "workload: threads=2 steps=5\n" {
-				t.Fatalf("ulimit -n %d: %v, stdout %q, stderr:\n%s", c.limit, err, stdout.String(), stderr.String())
-			}
-			traces, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
-			want := fmt.Sprintf("occa-tools: warning: the open files limit (ulimit -n) is %d, and only ", c.limit)
-			got := lines(stderr.String())
-			switch {
-			case c.traced && (len(traces) != 1 || len(got) != 0):
-				t.Errorf("ulimit -n %d: traces %v, stderr %q; want one trace and no message", c.limit, traces, got)
-			case !c.traced && (len(traces) != 0 || len(got) != 1 || !strings.HasPrefix(got[0], want)):
-				t.Errorf("ulimit -n %d: traces %v, stderr %q; want none and one line starting %q", c.limit, traces, got, want)
-			}
-		})
-	}
+	runStartCases(t, t.TempDir(), filepath.Join(buildDir, "tests", "workload"), []startCase{
+		{name: "4", limit: "-n 4", refused: refused(4)},
+		{name: "5", limit: "-n 5", refused: refused(5)},
+		{name: "64", limit: "-n 64"},
+	})
 }
 
 // GODEBUG, set for Go programs, would reach the tracing core's Go runtime:
@@ -607,15 +586,8 @@ func TestSmallOpenFilesLimitRunsUntraced(t *testing.T) {
 // runs untraced with one warning; harmless settings, or one turned off again
 // later in the list, leave it traced and silent.
 func TestGODEBUGSettingsRunUntraced(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "trace.toml")
-	if err := os.WriteFile(cfg, []byte("[output]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range []struct {
-		godebug string
-		refused string // "" when traced
-	}{
+	var cases []startCase
+	for _, c := range []struct{ godebug, refused string }{
 		{"inittrace=1", "inittrace=1"},
 		{"madvdontneed=1,schedtrace=20", "schedtrace=20"},
 		{",,gctrace=2,", "gctrace=2"},
@@ -623,25 +595,11 @@ func TestGODEBUGSettingsRunUntraced(t *testing.T) {
 		{"schedtrace=20,schedtrace=0", ""},
 		{"madvdontneed=1", ""},
 	} {
-		t.Run(c.godebug, func(t *testing.T) {
-			out := filepath.Join(dir, fmt.Sprint("out-", i))
-			cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "workload"), "-t", "2", "-s", "5")
-			cmd.Dir = dir
-			cmd.Env = append(hostileEnv(), "GODEBUG="+c.godebug, "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+out)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil || stdout.String() != "workload: threads=2 steps=5\n" {
-				t.Fatalf("%v, stdout %q, stderr:\n%s", err, stdout.String(), stderr.String())
-			}
-			traces, _ := filepath.Glob(filepath.Join(out, "*.occatrace"))
-			got := lines(stderr.String())
-			want := "occa-tools: warning: GODEBUG sets " + c.refused + ", which the tracing core's Go runtime would obey"
-			switch {
-			case c.refused == "" && (len(traces) != 1 || len(got) != 0):
-				t.Errorf("traces %v, stderr %q; want one trace and no message", traces, got)
-			case c.refused != "" && (len(traces) != 0 || len(got) != 1 || !strings.HasPrefix(got[0], want)):
-				t.Errorf("traces %v, stderr %q; want none and one line starting %q", traces, got, want)
-			}
-		})
+		sc := startCase{name: c.godebug, env: []string{"GODEBUG=" + c.godebug}}
+		if c.refused != "" {
+			sc.refused = "occa-tools: warning: GODEBUG sets " + c.refused + ", which the tracing core's Go runtime would obey"
+		}
+		cases = append(cases, sc)
 	}
+	runStartCases(t, t.TempDir(), filepath.Join(buildDir, "tests", "workload"), cases)
 }
