@@ -1170,21 +1170,30 @@ func (w *Writer) appendSeq(b []byte) []byte {
 	return append(b, w.seqFields...)
 }
 
+// fastHead appends to w.out the start of a packet whose lengths each fit
+// one byte: the packet, its time on the sequence clock, the sequence
+// fields, and the track event's type and track; the packet's and the track
+// event's lengths go at pkt+1 and te once they are known.
+func (w *Writer) fastHead(ts int64, typ byte, track uint64) (b []byte, pkt, te int) {
+	b = w.out
+	pkt = len(b)
+	b = append(b, fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
+	b = putVarint(b, uint64(ts-w.lastTS))
+	w.lastTS = ts
+	b = w.appendSeq(b)
+	te = len(b) + 1
+	b = append(b, fPktTrackEvent<<3|wireLen, 0, fTEType<<3, typ)
+	if track != w.defTrack {
+		b = putVarint(append(b, fTETrack<<3), track)
+	}
+	return b, pkt, te
+}
+
 // sliceBeginFast is sliceBegin's common case, put together in one go:
 // every length is one byte (at most 3+10+10+4+11+11+10 bytes, and 4
 // annotations of at most 15+15+22+15).
 func (w *Writer) sliceBeginFast(start int64, track, name, flow uint64, r *analysis.Row, dir string) {
-	b := w.out
-	pkt := len(b)
-	b = append(b, fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
-	b = putVarint(b, uint64(start-w.lastTS))
-	w.lastTS = start
-	b = w.appendSeq(b)
-	te := len(b) + 1
-	b = append(b, fPktTrackEvent<<3|wireLen, 0, fTEType<<3, typeSliceBegin)
-	if track != w.defTrack {
-		b = putVarint(append(b, fTETrack<<3), track)
-	}
+	b, pkt, te := w.fastHead(start, typeSliceBegin, track)
 	w.countTrack(track)
 	b = putVarint(append(b, fTENameIID<<3), name)
 	if flow != 0 {
@@ -1237,17 +1246,7 @@ func (w *Writer) endPacket(ts int64, track, term uint64) {
 	if term == 0 && ts >= w.lastTS && !w.newDefaults && len(w.newNames)+len(w.newAnnots) == 0 && len(w.seqFields) <= 10 {
 		// The common end, put together in one go: every length is one
 		// byte (at most 3+10+10+4+11 bytes).
-		b := w.out
-		pkt := len(b)
-		b = append(b, fTracePacket<<3|wireLen, 0, fPktTimestamp<<3)
-		b = putVarint(b, uint64(ts-w.lastTS))
-		w.lastTS = ts
-		b = w.appendSeq(b)
-		te := len(b) + 1
-		b = append(b, fPktTrackEvent<<3|wireLen, 0, fTEType<<3, typeSliceEnd)
-		if track != w.defTrack {
-			b = putVarint(append(b, fTETrack<<3), track)
-		}
+		b, pkt, te := w.fastHead(ts, typeSliceEnd, track)
 		b[te] = byte(len(b) - te - 1)
 		b[pkt+1] = byte(len(b) - pkt - 2)
 		w.out = b
