@@ -27,8 +27,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -100,14 +102,49 @@ void ot_lastthread_core_path(const char *path) {
     alone_before_core = each_thread(NULL) == 1;
 }
 
+static int find_core(struct dl_phdr_info *info, size_t size, void *data);
+
 void ot_lastthread_core_started(void) {
   if (alone_before_core)
     each_thread(add_tool_thread);
+  if (core_path[0])
+    dl_iterate_phdr(find_core, NULL);
 }
 
+/* The core's executable segments, once it has started: after that, telling
+ * its threads apart takes no lock. dladdr takes the dynamic loader's lock,
+ * and a thread of the program that creates a thread while another holds
+ * that lock in dlopen (waiting for the first, say) would deadlock in it. */
+static _Atomic uintptr_t core_lo, core_hi;
+
 static int in_core(void *code) {
+  uintptr_t hi = atomic_load(&core_hi);
+  if (hi)
+    return (uintptr_t)code >= atomic_load(&core_lo) && (uintptr_t)code < hi;
+  /* While the core loads (inside dlopen). */
   Dl_info info;
   return core_path[0] && dladdr(code, &info) && info.dli_fname && strcmp(info.dli_fname, core_path) == 0;
+}
+
+static int find_core(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  if (!info->dlpi_name || strcmp(info->dlpi_name, core_path) != 0)
+    return 0;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+      continue;
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    lo = start < lo ? start : lo;
+    hi = start + ph->p_memsz > hi ? start + ph->p_memsz : hi;
+  }
+  if (hi > lo) {
+    atomic_store(&core_lo, lo);
+    atomic_store(&core_hi, hi);
+  }
+  return 1;
 }
 
 typedef struct {
