@@ -94,6 +94,8 @@ static int each_thread(void (*fn)(pid_t)) {
   return n;
 }
 
+int ot_on_tool_thread(void) { return is_tool_thread(thread_id()); }
+
 void ot_lastthread_core_path(const char *path) {
   size_t n = strlen(path);
   if (n < sizeof core_path)

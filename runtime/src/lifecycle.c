@@ -343,8 +343,66 @@ static int is_function(const struct sigaction *a) {
   return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
 }
 
+/* SIGURG: the Go runtime signals its own threads with it (tgkill) to
+ * preempt a goroutine, and a handler the program installed for SIGURG
+ * (out-of-band socket data) received those: three in half a second of
+ * tracing. So the program's SIGURG handler is installed behind a
+ * trampoline that gives the action it replaced (the Go runtime's) what
+ * the process sent one of the core's threads with tgkill, and the
+ * program's handler everything else, on any thread: a SIGURG from the
+ * kernel or another process may land on a core's thread, and is the
+ * program's. sigaction() reads back the program's own action. */
+static struct sigaction urg_program; /* what the program installed */
+static struct sigaction urg_replaced; /* the action before it: the Go runtime's */
+
+static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx) {
+  if (a->sa_flags & SA_SIGINFO) {
+    if (a->sa_sigaction)
+      a->sa_sigaction(sig, info, ctx);
+  } else if (is_function(a)) {
+    a->sa_handler(sig);
+  }
+}
+
+static void urg_trampoline(int sig, siginfo_t *info, void *ctx) {
+  int from_go = info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_tool_thread();
+  call_action(from_go ? &urg_replaced : &urg_program, sig, info, ctx);
+}
+
+static int is_urg_trampoline(const struct sigaction *a) {
+  return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == urg_trampoline;
+}
+
+/* urg_sigaction is sigaction() for SIGURG while the core is loaded. */
+static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct sigaction *oact) {
+  sigset_t saved;
+  lock_signals(&saved);
+  struct sigaction cur;
+  memset(&cur, 0, sizeof cur);
+  int rc = next(SIGURG, NULL, &cur);
+  /* The kernel drops the trampoline itself after a SA_RESETHAND delivery. */
+  struct sigaction old = is_urg_trampoline(&cur) ? urg_program : cur;
+  if (rc == 0 && act) {
+    struct sigaction install = *act;
+    if (is_function(act)) {
+      if (!is_urg_trampoline(&cur))
+        urg_replaced = cur;
+      urg_program = *act;
+      install.sa_sigaction = urg_trampoline;
+      install.sa_flags |= SA_SIGINFO | SA_ONSTACK;
+    }
+    rc = next(SIGURG, &install, NULL);
+  }
+  unlock_signals(&saved);
+  if (rc == 0 && oact)
+    *oact = old;
+  return rc;
+}
+
 static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction *act,
                              struct sigaction *oact) {
+  if (sig == SIGURG)
+    return urg_sigaction(next, act, oact);
   if (sig <= 0 || sig >= NSIG)
     return next(sig, act, oact);
   struct sigaction mine;

@@ -60,6 +60,9 @@ OT_HIDDEN extern ot_core_api_t ot_core;
  * apart from the application's. */
 OT_HIDDEN void ot_lastthread_core_path(const char *path);
 OT_HIDDEN void ot_lastthread_core_started(void);
+/* Whether the calling thread is one of the core's (as far as known).
+ * Async-signal-safe. */
+OT_HIDDEN int ot_on_tool_thread(void);
 
 /* exec.c: flushes what was recorded before an exec of the traced process
  * (not of a vfork child), waiting up to the flush timeout. */

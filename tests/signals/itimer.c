@@ -7,6 +7,10 @@
  *                             for 0.3 s while it records as fast as it can
  *                             (the writer's threads busy too), then prints
  *                             how its handler reads back
+ *   itimer urg                a SIGURG handler instead (out-of-band data),
+ *                             the same recording, and 5 SIGURGs sent to
+ *                             itself with kill(): prints how many calls the
+ *                             handler had (5 untraced)
  *
  * The region calls go through dlsym, so that the -plain build runs without
  * the runtime (untraced, or under the preload shim). */
@@ -17,11 +21,16 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
-static volatile sig_atomic_t ticks;
+static volatile sig_atomic_t ticks, urgs;
 static void on_prof(int sig) {
   (void)sig;
   ticks++;
+}
+static void on_urg(int sig) {
+  (void)sig;
+  urgs++;
 }
 
 static double seconds(void) {
@@ -31,14 +40,44 @@ static double seconds(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal\n");
+  if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
+                    strcmp(argv[1], "urg") != 0)) {
+    fprintf(stderr, "usage: itimer sigaction|signal|urg\n");
     return 2;
   }
   int (*push)(const char *);
   int (*pop)(void);
   *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
   *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
+  if (strcmp(argv[1], "urg") == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_urg;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGURG, &sa, NULL);
+    double start = seconds();
+    while (seconds() - start < 0.3) {
+      for (int i = 0; i < 1000 && push && pop; i++) {
+        push("work");
+        pop();
+      }
+    }
+    /* One at a time: traced, a SIGURG to the process may land on another
+     * thread, and one still pending would swallow the next. */
+    const struct timespec ms = {0, 1000 * 1000};
+    for (int i = 0; i < 5; i++) {
+      sig_atomic_t before = urgs;
+      kill(getpid(), SIGURG);
+      for (int w = 0; w < 1000 && urgs == before; w++)
+        nanosleep(&ms, NULL);
+    }
+    nanosleep(&ms, NULL);
+    struct sigaction back;
+    sigaction(SIGURG, NULL, &back);
+    printf("itimer: urg handler %s, SA_ONSTACK %s, calls %d\n", back.sa_handler == on_urg ? "ours" : "other",
+           (back.sa_flags & SA_ONSTACK) ? "set" : "clear", (int)urgs);
+    return 0;
+  }
   if (strcmp(argv[1], "signal") == 0) {
     signal(SIGPROF, on_prof);
   } else {
