@@ -352,8 +352,14 @@ static int is_function(const struct sigaction *a) {
  * program's handler everything else, on any thread: a SIGURG from the
  * kernel or another process may land on a core's thread, and is the
  * program's. sigaction() reads back the program's own action. */
-static struct sigaction urg_program; /* what the program installed */
-static struct sigaction urg_replaced; /* the action before it: the Go runtime's */
+typedef struct {
+  struct sigaction program;  /* what the program installed */
+  struct sigaction replaced; /* the action before it: the Go runtime's */
+} urg_actions;
+/* A handler may run on another thread while sigaction() changes them: it
+ * reads the slot urg_now points to, and a change fills the other one. */
+static urg_actions urg_slots[2];
+static urg_actions *_Atomic urg_now = &urg_slots[0];
 
 static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx) {
   if (a->sa_flags & SA_SIGINFO) {
@@ -365,8 +371,9 @@ static void call_action(const struct sigaction *a, int sig, siginfo_t *info, voi
 }
 
 static void urg_trampoline(int sig, siginfo_t *info, void *ctx) {
+  const urg_actions *a = atomic_load(&urg_now);
   int from_go = info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_tool_thread();
-  call_action(from_go ? &urg_replaced : &urg_program, sig, info, ctx);
+  call_action(from_go ? &a->replaced : &a->program, sig, info, ctx);
 }
 
 static int is_urg_trampoline(const struct sigaction *a) {
@@ -381,13 +388,15 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
   memset(&cur, 0, sizeof cur);
   int rc = next(SIGURG, NULL, &cur);
   /* The kernel drops the trampoline itself after a SA_RESETHAND delivery. */
-  struct sigaction old = is_urg_trampoline(&cur) ? urg_program : cur;
+  urg_actions *now = atomic_load(&urg_now);
+  struct sigaction old = is_urg_trampoline(&cur) ? now->program : cur;
   if (rc == 0 && act) {
     struct sigaction install = *act;
     if (is_function(act)) {
-      if (!is_urg_trampoline(&cur))
-        urg_replaced = cur;
-      urg_program = *act;
+      urg_actions *fill = now == &urg_slots[0] ? &urg_slots[1] : &urg_slots[0];
+      fill->replaced = is_urg_trampoline(&cur) ? now->replaced : cur;
+      fill->program = *act;
+      atomic_store(&urg_now, fill);
       install.sa_sigaction = urg_trampoline;
       install.sa_flags |= SA_SIGINFO | SA_ONSTACK;
     }
