@@ -81,6 +81,27 @@ func tuneGC() {
 	}
 }
 
+// tracesMemory is what the traces summary and convert read at once may hold
+// together (analysis.Parallel's budget): -j follows the cores, and each
+// trace being read holds memory that grows with its size (its pairing
+// window, a converter's buffers), so that on 8 cores 2 M-event traces took
+// summary to 481 MiB and the Perfetto conversion to 729 MiB. With the
+// collector's limit above, it keeps the peak near 256 MiB.
+const tracesMemory = 128 << 20
+
+// traceCost returns the cost of reading the trace at paths[i] for
+// analysis.Parallel: perByte bytes held per byte of trace file (measured
+// on the bundled workload's traces).
+func traceCost(paths []string, perByte int64) func(i int) int64 {
+	return func(i int) int64 {
+		st, err := os.Stat(paths[i])
+		if err != nil {
+			return 0
+		}
+		return st.Size() * perByte
+	}
+}
+
 // run runs the command line args and returns the exit status.
 func run(args []string, env *Env) int {
 	if len(args) == 0 {

@@ -51,10 +51,20 @@ func Expand(args []string) ([]string, error) {
 }
 
 // Parallel calls fn(i) for i in [0, n) on up to workers goroutines (0 means
-// GOMAXPROCS) and returns the errors by index.
-func Parallel(n, workers int, fn func(i int) error) []error {
+// GOMAXPROCS) and returns the errors by index. With a budget above 0, a
+// call starts only while the costs of the calls running, cost(i) each,
+// leave room for its own: what a call holds in memory grows with its trace,
+// and workers follows the cores, so a node of many cores would otherwise
+// hold many large traces at once. A call that costs more than the budget
+// runs once the others have given all of it back.
+func Parallel(n, workers int, budget int64, cost func(i int) int64, fn func(i int) error) []error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
+	}
+	var room *memoryBudget
+	if budget > 0 {
+		room = &memoryBudget{free: budget}
+		room.cond.L = &room.mu
 	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -64,7 +74,14 @@ func Parallel(n, workers int, fn func(i int) error) []error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if room == nil {
+					errs[i] = fn(i)
+					continue
+				}
+				c := min(max(cost(i), 0), budget)
+				room.take(c)
 				errs[i] = fn(i)
+				room.give(c)
 			}
 		}()
 	}
@@ -74,4 +91,27 @@ func Parallel(n, workers int, fn func(i int) error) []error {
 	close(next)
 	wg.Wait()
 	return errs
+}
+
+// memoryBudget is what Parallel's running calls may hold together.
+type memoryBudget struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	free int64
+}
+
+func (m *memoryBudget) take(c int64) {
+	m.mu.Lock()
+	for m.free < c {
+		m.cond.Wait()
+	}
+	m.free -= c
+	m.mu.Unlock()
+}
+
+func (m *memoryBudget) give(c int64) {
+	m.mu.Lock()
+	m.free += c
+	m.mu.Unlock()
+	m.cond.Broadcast()
 }
