@@ -1,9 +1,12 @@
 package perfetto
 
 import (
+	"bytes"
 	"cmp"
+	"compress/zlib"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 	"testing"
 )
@@ -119,8 +122,40 @@ type seqState struct {
 	clocks        map[uint64]*seqClock
 }
 
+// unpack returns data with every packet that holds only compressed_packets
+// replaced by the packets it holds, inflated with Go's own zlib (not the
+// writer's): what trace_processor reads.
+func unpack(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var out []byte
+	for _, pf := range fields(t, data) {
+		if pf.num != fTracePacket || pf.wire != wireLen {
+			t.Fatalf("field %d in Trace", pf.num)
+		}
+		inner := fields(t, pf.b)
+		if len(inner) == 0 || inner[0].num != fPktCompressed {
+			out = enc(out).bytes(fTracePacket, pf.b)
+			continue
+		}
+		if len(inner) != 1 || inner[0].wire != wireLen {
+			t.Fatalf("a compressed packet with %d fields", len(inner))
+		}
+		zr, err := zlib.NewReader(bytes.NewReader(inner[0].b))
+		if err != nil {
+			t.Fatalf("compressed_packets: %v", err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("compressed_packets: %v", err)
+		}
+		out = append(out, b...)
+	}
+	return out
+}
+
 func decode(t *testing.T, data []byte) *decoded {
 	t.Helper()
+	data = unpack(t, data)
 	d := &decoded{tracks: map[uint64]string{}, parent: map[uint64]uint64{}}
 	seqs := map[uint32]*seqState{}
 	var lastBoot int64 = -1 << 63

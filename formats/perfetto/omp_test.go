@@ -90,13 +90,13 @@ func convertFile(t *testing.T, path string) []byte {
 
 // convertWith converts the trace at path into a file of its own and returns
 // the closed writer (for its counts) and that file's path.
-func convertWith(t *testing.T, path string) (*Writer, string) {
+func convertWith(t *testing.T, path string, opts ...Option) (*Writer, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	var w *Writer
 	res, err := analysis.Read(path, 0, analysis.Options{Window: PairWindow, Open: func(p *analysis.Process) error {
 		var err error
-		w, err = Create(out, p, 1)
+		w, err = Create(out, p, 1, opts...)
 		return err
 	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {

@@ -55,6 +55,7 @@
 package perfetto
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -66,6 +67,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -216,6 +219,47 @@ type Writer struct {
 	wfail atomic.Bool // wErr was set before
 	wErr  error
 	paths []string
+	// zip, when set, compresses each buffer into one packet (Compressed).
+	zip *packetZipper
+}
+
+// Option is an option of Create.
+type Option func(*Writer)
+
+// Compressed writes the packets zlib-compressed, each buffer of them (about
+// 1 MiB) as one TracePacket's compressed_packets, which trace_processor
+// and ui.perfetto.dev unpack as they read: on the workload's mix about 4
+// B/event instead of 32, for about 1.5x the CPU (the compression runs on
+// the goroutine that writes the file). The 2 GiB split counts the bytes
+// unpacked, which is what a reader holds.
+func Compressed() Option { return func(w *Writer) { w.zip = &packetZipper{} } }
+
+// packetZipper compresses a buffer of whole packets into one packet.
+type packetZipper struct {
+	zw  *zlib.Writer
+	buf bytes.Buffer
+	out []byte
+}
+
+// pack returns the packets of b as one packet holding them compressed.
+func (z *packetZipper) pack(b []byte) ([]byte, error) {
+	z.buf.Reset()
+	if z.zw == nil {
+		var err error
+		if z.zw, err = zlib.NewWriterLevel(&z.buf, zlib.BestSpeed); err != nil {
+			return nil, err
+		}
+	} else {
+		z.zw.Reset(&z.buf)
+	}
+	if _, err := z.zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := z.zw.Close(); err != nil {
+		return nil, err
+	}
+	z.out = enc(z.out[:0]).bytes(fTracePacket, enc(nil).bytes(fPktCompressed, z.buf.Bytes()))
+	return z.out, nil
 }
 
 type thread struct {
@@ -291,7 +335,7 @@ func hash(parts ...uint64) uint64 {
 
 // Create makes the file at path for process p. seq is the trusted packet
 // sequence id, distinct for every writer whose output goes in one trace.
-func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
+func Create(path string, p *analysis.Process, seq uint32, opts ...Option) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -310,6 +354,9 @@ func Create(path string, p *analysis.Process, seq uint32) (*Writer, error) {
 	w.nw = <-w.nwFree
 	for i := 1; i < outBufs; i++ {
 		w.wfree <- make([]byte, 0, outFlush+4096)
+	}
+	for _, o := range opts {
+		o(w)
 	}
 	go w.fileWriter()
 	if w.pid <= 0 {
@@ -455,7 +502,14 @@ func (w *Writer) fileWriter() {
 			continue
 		}
 		if w.wErr == nil {
-			if _, err := w.f.Write(b); err != nil {
+			out, err := b, error(nil)
+			if w.zip != nil {
+				out, err = w.zip.pack(b)
+			}
+			if err == nil {
+				_, err = w.f.Write(out)
+			}
+			if err != nil {
 				w.wErr = err
 				w.wfail.Store(true)
 			}

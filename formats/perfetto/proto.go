@@ -23,6 +23,7 @@ const (
 	fPktSeqFlags       = 13
 	fPktTrackDesc      = 60
 	fPktFirstOnSeq     = 87
+	fPktCompressed     = 50 // compressed_packets: a zlib-compressed Trace
 	fTDUUID            = 1
 	fTDName            = 2
 	fTDProcess         = 3

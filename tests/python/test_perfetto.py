@@ -4,6 +4,7 @@ flows and counter values."""
 
 import collections
 import pathlib
+import zlib
 
 import pytest
 
@@ -28,7 +29,7 @@ class Parsed:
         self.names = {}  # (seq, iid) -> name
         self.events = collections.defaultdict(list)  # track uuid -> [(ts, type, name, packet)], in time order
         defaults, clocks = {}, {}  # seq -> TracePacketDefaults; (seq, clock id) -> [running value, offset]
-        for i, p in enumerate(t.packet):
+        for i, p in enumerate(unpacked(t)):
             seq = p.trusted_packet_sequence_id
             if p.sequence_flags & 1:  # SEQ_INCREMENTAL_STATE_CLEARED
                 defaults.pop(seq, None)
@@ -99,15 +100,28 @@ def assert_nested(slices):
         stack.append(e)
 
 
-def convert(tool, tmp_path, *inputs):
-    occa_tools(tool, "convert", "-to", "perfetto", "-o", tmp_path, *inputs)
+def unpacked(t):
+    """The packets of t, those of compressed_packets (convert -compress)
+    inflated in their place, as trace_processor reads them."""
+    for p in t.packet:
+        if p.HasField("compressed_packets"):
+            inner = pb.Trace()
+            inner.ParseFromString(zlib.decompress(p.compressed_packets))
+            yield from inner.packet
+        else:
+            yield p
+
+
+def convert(tool, tmp_path, *inputs, flags=()):
+    occa_tools(tool, "convert", "-to", "perfetto", *flags, "-o", tmp_path, *inputs)
     out = tmp_path / "trace.perfetto-trace"
     assert out.exists()
     return Parsed(out)
 
 
-def test_small(tool, tmp_path):
-    t = convert(tool, tmp_path, SMALL)
+@pytest.mark.parametrize("flags", [(), ("-compress",)])
+def test_small(tool, tmp_path, flags):
+    t = convert(tool, tmp_path, SMALL, flags=flags)
     procs = t.processes()
     assert len(procs) == 1
     (proc,) = procs.values()
