@@ -139,7 +139,7 @@ var outputs = []struct {
 	// beside its events table (omp.TablePath).
 	tables bool
 	// finish, when set, runs after every trace is written, with their files.
-	finish func(env *Env, dir string, part shard, files []string) error
+	finish func(env *Env, dir string, part shard, files []string, unpacked map[string]int64) error
 }{
 	{name: "parquet", processes: ".parquet", tables: true, memory: 8,
 		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".parquet", true) },
@@ -172,20 +172,20 @@ func joinedPerfetto(part shard) string {
 // trace.perfetto-trace (a Perfetto trace is a sequence of packets, so
 // concatenated traces are one trace) unless that would pass 2 GiB, which
 // protobuf parsers and the UI cannot load; then the files stay split.
-func joinPerfetto(env *Env, dir string, part shard, files []string) error {
+func joinPerfetto(env *Env, dir string, part shard, files []string, unpacked map[string]int64) error {
 	var total int64
 	for _, f := range files {
 		st, err := os.Stat(f)
 		if err != nil {
 			return err
 		}
-		total += st.Size()
+		total += max(st.Size(), unpacked[f])
 	}
 	if total >= perfetto.MaxTrace || len(files) == 0 {
 		var over []string
 		for _, f := range files {
-			if st, err := os.Stat(f); err == nil && st.Size() >= perfetto.MaxTrace {
-				over = append(over, fmt.Sprintf("%s (%d MiB)", f, st.Size()>>20))
+			if st, err := os.Stat(f); err == nil && max(st.Size(), unpacked[f]) >= perfetto.MaxTrace {
+				over = append(over, fmt.Sprintf("%s (%d MiB)", f, max(st.Size(), unpacked[f])>>20))
 			}
 		}
 		if len(over) > 0 {
@@ -298,6 +298,10 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	have := make([]bool, len(paths))
 	files := make([]string, len(paths))
 	parts := make([][]string, len(paths)) // a Perfetto trace split into parts: every part
+	// A Perfetto file's bytes unpacked (-compress): what a reader holds,
+	// which is what the 2 GiB of a joined trace count.
+	unpacked := map[string]int64{}
+	var unpackedMu sync.Mutex
 	errs := analysis.Parallel(len(paths), *convertJobs, tracesMemory, traceCost(paths, o.memory), func(i int) error {
 		var w rankWriter
 		opts := analysis.Options{Salvage: *convertSalvage, Window: o.window, Reference: ref,
@@ -323,6 +327,16 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		if w != nil {
 			if cerr := w.Close(res); err == nil {
 				err = cerr
+			}
+			if pw, ok := w.(interface {
+				Paths() []string
+				Sizes() []int64
+			}); ok {
+				unpackedMu.Lock()
+				for j, size := range pw.Sizes() {
+					unpacked[pw.Paths()[j]] = size
+				}
+				unpackedMu.Unlock()
 			}
 			if pw, ok := w.(interface{ Paths() []string }); ok && len(pw.Paths()) > 1 {
 				parts[i] = pw.Paths()
@@ -354,7 +368,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 				written = append(written, f)
 			}
 		}
-		if err := o.finish(env, *convertOut, part, written); err == errSilent {
+		if err := o.finish(env, *convertOut, part, written, unpacked); err == errSilent {
 			failed = true
 		} else if err != nil {
 			return err

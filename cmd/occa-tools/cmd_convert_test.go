@@ -244,9 +244,10 @@ func TestPickShard(t *testing.T) {
 func TestConvertPerfettoLimit(t *testing.T) {
 	runDir := shardRun(t)
 	single := filepath.Join(runDir, "t0.occatrace")
-	convert := func(out string, in string) (int, string) {
+	convert := func(out string, in string, flags ...string) (int, string) {
 		var so, se strings.Builder
-		st := run([]string{"convert", "-to", "perfetto", "-o", out, in}, &Env{Stdout: &so, Stderr: &se})
+		args := append(append([]string{"convert", "-to", "perfetto"}, flags...), "-o", out, in)
+		st := run(args, &Env{Stdout: &so, Stderr: &se})
 		return st, se.String()
 	}
 	whole := filepath.Join(t.TempDir(), "whole")
@@ -267,6 +268,16 @@ func TestConvertPerfettoLimit(t *testing.T) {
 	}
 	if got := files(t, out); len(got) != 9 || got[0] != "events-rank00001.perfetto-trace" || got[8] != "processes/part-00000-of-00001.csv" {
 		t.Errorf("split files: %q", got)
+	}
+	// Compressed, the eight files are far under the limit, but what a
+	// reader holds, unpacked, is not: they stay apart too.
+	out = filepath.Join(t.TempDir(), "compressed")
+	code, se = convert(out, runDir, "-compress")
+	if want := "it stays in 8 files that each load by themselves, in " + out; code != 0 || !strings.Contains(se, want) {
+		t.Errorf("compressed: status %d, %q, want %q", code, se, want)
+	}
+	if got := files(t, out); len(got) != 9 {
+		t.Errorf("compressed files: %q", got)
 	}
 	// One trace over the limit: parts.
 	perfetto.MaxTrace = st.Size() * 3 / 4

@@ -219,6 +219,7 @@ type Writer struct {
 	wfail atomic.Bool // wErr was set before
 	wErr  error
 	paths []string
+	sizes []int64 // bytes written into each of paths, before compression
 	// zip, when set, compresses each buffer into one packet (Compressed).
 	zip *packetZipper
 }
@@ -340,7 +341,7 @@ func Create(path string, p *analysis.Process, seq uint32, opts ...Option) (*Writ
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, p: p, seq: seq, pid: p.Rank + 1, paths: []string{path},
+	w := &Writer{f: f, p: p, seq: seq, pid: p.Rank + 1, paths: []string{path}, sizes: []int64{0},
 		seqFields: append(putVarint([]byte{fPktSeqID << 3}, uint64(seq)), fPktSeqFlags<<3, seqNeedsIncrState),
 		seenTh:    map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, chunks), free: make(chan *batch, chunks), done: make(chan struct{}),
@@ -508,6 +509,7 @@ func (w *Writer) fileWriter() {
 			}
 			if err == nil {
 				_, err = w.f.Write(out)
+				w.sizes[len(w.sizes)-1] += int64(len(b))
 			}
 			if err != nil {
 				w.wErr = err
@@ -535,7 +537,7 @@ func (w *Writer) nextFile() {
 		w.wfail.Store(true)
 		return
 	}
-	w.f, w.paths = f, append(w.paths, path)
+	w.f, w.paths, w.sizes = f, append(w.paths, path), append(w.sizes, 0)
 }
 
 // PartPath names part n (from 2) of the trace written to path:
@@ -581,6 +583,10 @@ func (w *Writer) split() {
 // Paths returns the files written, in order: the path given to Create, then
 // the parts it was split into (PartPath). Valid after Close.
 func (w *Writer) Paths() []string { return w.paths }
+
+// Sizes returns the bytes of each file of Paths as a reader holds them:
+// with Compressed, unpacked. Valid after Close.
+func (w *Writer) Sizes() []int64 { return w.sizes }
 
 func (w *Writer) addBatch(b *batch) {
 	for _, t := range b.threads {
