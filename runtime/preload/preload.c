@@ -27,7 +27,7 @@
  * If libocca_tools.so.1 is already part of the process (the program links
  * it), the shim does nothing: that copy starts the runtime itself.
  *
- * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, close,
+ * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, sigset, close,
  * close_range, closefrom, abort, _exit, _Exit, quick_exit, pthread_create,
  * pthread_exit and the exec functions (everything else is hidden). The
  * runtime exports them to keep the application's view of its exit signals,
@@ -142,13 +142,15 @@ enum {
   F__EXIT,
   F__EXIT2,
   F_QUICK_EXIT,
+  F_SIGSET,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
     "sigaction",    "signal",         "bsd_signal",   "sysv_signal", "__sysv_signal",
     "close",        "close_range",    "closefrom",    "abort",       "pthread_create",
     "pthread_exit", "execve",         "execv",        "execvp",      "execvpe",
-    "fexecve",      "execveat",       "_exit",        "_Exit",       "quick_exit"};
+    "fexecve",      "execveat",       "_exit",        "_Exit",       "quick_exit",
+    "sigset"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -187,6 +189,7 @@ EXPORT handler_fn signal(int sig, handler_fn h) { return call_signal(F_SIGNAL, s
 EXPORT handler_fn bsd_signal(int sig, handler_fn h) { return call_signal(F_BSD_SIGNAL, sig, h); }
 EXPORT handler_fn sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL, sig, h); }
 EXPORT handler_fn __sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL2, sig, h); }
+EXPORT handler_fn sigset(int sig, handler_fn h) { return call_signal(F_SIGSET, sig, h); }
 
 /* The runtime keeps its own descriptors from the application's close(),
  * close_range() and closefrom() (runtime/src/fds.c); a runtime loaded

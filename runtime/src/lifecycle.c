@@ -520,6 +520,32 @@ OT_EXPORT handler_fn __sysv_signal(int sig, handler_fn handler) {
   return set_handler(2, sig, handler);
 }
 
+/* sigset() (System V), as glibc builds it, on the sigaction() above: glibc's
+ * calls its own sigaction, which no interposition sees, so a handler set with
+ * it would miss SA_ONSTACK (and the SIGURG trampoline). */
+OT_EXPORT handler_fn sigset(int sig, handler_fn disp) {
+  sigset_t one, old;
+  struct sigaction act, oact;
+  sigemptyset(&one);
+  if (sigaddset(&one, sig) < 0)
+    return SIG_ERR;
+  if (disp == SIG_HOLD) {
+    if (pthread_sigmask(SIG_BLOCK, &one, &old) != 0)
+      return SIG_ERR;
+    if (sigismember(&old, sig))
+      return SIG_HOLD;
+    if (sigaction(sig, NULL, &oact) < 0)
+      return SIG_ERR;
+    return oact.sa_handler;
+  }
+  memset(&act, 0, sizeof act);
+  act.sa_handler = disp;
+  sigemptyset(&act.sa_mask);
+  if (sigaction(sig, &act, &oact) < 0 || pthread_sigmask(SIG_UNBLOCK, &one, &old) != 0)
+    return SIG_ERR;
+  return sigismember(&old, sig) ? SIG_HOLD : oact.sa_handler;
+}
+
 /* Before any constructor without a priority (ot_init among them): the pid
  * is known before anything records, and a handler calling the functions
  * above never needs dlsym. */

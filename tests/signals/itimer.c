@@ -2,8 +2,9 @@
  * as gprof and sampling profilers do) while it records regions
  * (tests/signals_test.go, TestProfilingSignalOnToolThreads).
  *
- *   itimer sigaction|signal   installs the handler so (sigaction: flags
- *                             SA_RESTART), takes a 1 ms profiling timer
+ *   itimer sigaction|signal|sigset
+ *                             installs the handler so (sigaction: flags
+ *                             SA_RESTART; sigset: System V's, flags 0), takes a 1 ms profiling timer
  *                             for 0.3 s while it records as fast as it can
  *                             (the writer's threads busy too), then prints
  *                             how its handler reads back
@@ -41,8 +42,8 @@ static double seconds(void) {
 
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
-                    strcmp(argv[1], "urg") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal|urg\n");
+                    strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0)) {
+    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg\n");
     return 2;
   }
   int (*push)(const char *);
@@ -80,6 +81,11 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "signal") == 0) {
     signal(SIGPROF, on_prof);
+  } else if (strcmp(argv[1], "sigset") == 0) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* programs still call it */
+    sigset(SIGPROF, on_prof);
+#pragma GCC diagnostic pop
   } else {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
