@@ -95,6 +95,18 @@ func (g *got) markers(name string) int {
 
 func readTrace(t *testing.T, path string) *got {
 	t.Helper()
+	return readTraceKeeping(t, path, true)
+}
+
+// countTrace is readTrace without the events (counts only): for traces of
+// millions of events.
+func countTrace(t *testing.T, path string) *got {
+	t.Helper()
+	return readTraceKeeping(t, path, false)
+}
+
+func readTraceKeeping(t *testing.T, path string, keep bool) *got {
+	t.Helper()
 	r, c, err := trace.Open(path)
 	if err != nil {
 		t.Fatalf("opening %s: %v", path, err)
@@ -109,7 +121,9 @@ func readTrace(t *testing.T, path string) *got {
 			}
 			break
 		}
-		g.events = append(g.events, e)
+		if keep {
+			g.events = append(g.events, e)
+		}
 		g.counts[e.Kind]++
 	}
 	g.dict = r.Dict()

@@ -263,7 +263,7 @@ func TestProfilingSignalOnToolThreads(t *testing.T) {
 				if len(got.traces) != 1 {
 					t.Fatalf("%s: traces %v", name, got.traces)
 				}
-				g := readTrace(t, got.traces[0])
+				g := countTrace(t, got.traces[0])
 				if g.err != nil || g.stats == nil || !g.stats.Final || g.stats.TotalDropped() != 0 ||
 					g.counts[trace.RegionPush] == 0 || g.counts[trace.RegionPush] != g.counts[trace.RegionPop] {
 					t.Errorf("%s: trace: %v, stats %+v, %d pushes, %d pops", name, g.err, g.stats, g.counts[trace.RegionPush], g.counts[trace.RegionPop])
@@ -293,7 +293,7 @@ func TestURGHandlerGetsOnlyItsOwnSignals(t *testing.T) {
 		if len(got.traces) != 1 {
 			t.Fatalf("%s: traces %v", name, got.traces)
 		}
-		if g := readTrace(t, got.traces[0]); g.err != nil || g.stats == nil || !g.stats.Final {
+		if g := countTrace(t, got.traces[0]); g.err != nil || g.stats == nil || !g.stats.Final {
 			t.Errorf("%s: trace not complete: %v", name, g.err)
 		}
 	}
