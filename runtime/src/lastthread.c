@@ -19,6 +19,11 @@
  * process ends) it calls exit(0), as glibc would have: the program's atexit
  * handlers, then the tool's final flush, run on it.
  *
+ * The Go runtime never ends its threads (an M lives as long as the
+ * process), so a recorded id is never reused by a thread of the program.
+ * The same record tells the SIGURG trampoline (lifecycle.c) which threads
+ * are the core's.
+ *
  * A thread the tool cannot tell apart (its ids overflowed the table, the
  * core made it some other way, or the program dlopened libocca_tools.so.1
  * itself, which then interposes nothing) counts as the application's: the
