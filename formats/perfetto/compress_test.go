@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"os"
 	"testing"
-
-	"github.com/libocca/occa-tools/formats/trace"
-	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
 // Compressed wraps the very packets of the plain output: each top-level
@@ -14,12 +11,7 @@ import (
 // they are the plain file's packets byte for byte, over several buffers;
 // the file is a fraction of the plain one's size.
 func TestCompressed(t *testing.T) {
-	g := tracetest.NewGen(7)
-	evs := make([]trace.Event, 80000)
-	for i := range evs {
-		g.Next(&evs[i])
-	}
-	path := writeTrace(t, evs)
+	path := genTrace(t, 80000)
 	plain := convertFile(t, path)
 	_, out := convertWith(t, path, Compressed())
 	packed, err := os.ReadFile(out)

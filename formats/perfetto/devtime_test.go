@@ -17,6 +17,18 @@ func writeTrace(t testing.TB, evs []trace.Event) string {
 	return writeFile(t, tracetest.Header(), evs)
 }
 
+// genTrace writes a trace of n events of tracetest's generator (seed 7)
+// and returns its path.
+func genTrace(t testing.TB, n int) string {
+	t.Helper()
+	g := tracetest.NewGen(7)
+	evs := make([]trace.Event, n)
+	for i := range evs {
+		g.Next(&evs[i])
+	}
+	return writeTrace(t, evs)
+}
+
 // writeFile writes evs as a trace of header h, with tracetest's defs, to a
 // file and returns its path.
 func writeFile(t testing.TB, h *trace.Header, evs []trace.Event) string {

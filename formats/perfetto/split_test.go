@@ -17,12 +17,7 @@ import (
 // described, its names interned, no slice cut in two), and together the
 // slices of the unsplit output, exactly.
 func TestSplit(t *testing.T) {
-	g := tracetest.NewGen(7)
-	evs := make([]trace.Event, 40000)
-	for i := range evs {
-		g.Next(&evs[i])
-	}
-	path := writeTrace(t, evs)
+	path := genTrace(t, 40000)
 	type key struct {
 		track, name string
 		start, end  int64

@@ -40,14 +40,26 @@ static double seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int (*push)(const char *);
+static int (*pop)(void);
+
+/* record enters and leaves regions as fast as it can for secs seconds. */
+static void record(double secs) {
+  double start = seconds();
+  while (seconds() - start < secs) {
+    for (int i = 0; i < 1000 && push && pop; i++) {
+      push("work");
+      pop();
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
                     strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0)) {
     fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg\n");
     return 2;
   }
-  int (*push)(const char *);
-  int (*pop)(void);
   *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
   *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
   if (strcmp(argv[1], "urg") == 0) {
@@ -56,13 +68,7 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_urg;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGURG, &sa, NULL);
-    double start = seconds();
-    while (seconds() - start < 0.3) {
-      for (int i = 0; i < 1000 && push && pop; i++) {
-        push("work");
-        pop();
-      }
-    }
+    record(0.3);
     /* One at a time: traced, a SIGURG to the process may land on another
      * thread, and one still pending would swallow the next. */
     const struct timespec ms = {0, 1000 * 1000};
@@ -96,13 +102,7 @@ int main(int argc, char **argv) {
   struct itimerval on = {{0, 1000}, {0, 1000}}, off;
   memset(&off, 0, sizeof off);
   setitimer(ITIMER_PROF, &on, NULL);
-  double start = seconds();
-  while (seconds() - start < 0.3) {
-    for (int i = 0; i < 1000 && push && pop; i++) {
-      push("work");
-      pop();
-    }
-  }
+  record(0.3);
   setitimer(ITIMER_PROF, &off, NULL);
   struct sigaction back;
   sigaction(SIGPROF, NULL, &back);
