@@ -156,6 +156,19 @@ $(WORKLOAD): tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
 	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
+# The workload built with AddressSanitizer (tests/hostile_env_test.go,
+# TestAddressSanitizedProgram), where the compiler has it; the test skips
+# without it.
+ASAN_PROBE = printf 'int main(void){return 0;}\n' | $(CC) -fsanitize=address -x c -o /dev/null - >/dev/null 2>&1
+test-programs: $(WORKLOAD)-asan
+$(WORKLOAD)-asan: tests/workload/workload.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	@if $(ASAN_PROBE); then \
+	  echo "$(CC) -fsanitize=address ... -o $@ $<"; \
+	  $(CC) -O1 -g -fsanitize=address -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
+	    -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread; \
+	else echo "test-programs: $(CC) -fsanitize=address does not link: the ASan test skips"; rm -f $@; fi
+
 # The exit-signal and unloading tests (tests/signals_test.go): sigprog
 # linked against the runtime (it starts before main) and without it (plain
 # runs, the preload shim), unload (dlopens it); itimer (SIGPROF), both ways.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/libocca/occa-tools/configs"
 	"github.com/libocca/occa-tools/tests/testproc"
 )
 
@@ -602,4 +603,32 @@ func TestGODEBUGSettingsRunUntraced(t *testing.T) {
 		cases = append(cases, sc)
 	}
 	runStartCases(t, t.TempDir(), filepath.Join(buildDir, "tests", "workload"), cases)
+}
+
+// A program built with AddressSanitizer: its LeakSanitizer reported the
+// core's tag lists (C memory held only from Go's heap, which it does not
+// scan) as leaks, and the process exited 1 where untraced it exited 0. Now
+// it is traced, silent, exit 0, with every example config.
+func TestAddressSanitizedProgram(t *testing.T) {
+	workload := filepath.Join(buildDir, "tests", "workload-asan")
+	if _, err := os.Stat(workload); err != nil {
+		t.Skip("no workload-asan: the compiler has no -fsanitize=address (make test-programs says so)")
+	}
+	for name, text := range configs.All() {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, name)
+			if err := os.WriteFile(cfg, text, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := testproc.Command(t, workload, "-t", "2", "-s", "5")
+			cmd.Dir = dir
+			cmd.Env = append(hostileEnv(), "OCCA_TOOLS_CONFIG="+cfg, "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil || stdout.String() != "workload: threads=2 steps=5\n" || stderr.Len() != 0 {
+				t.Fatalf("%v, stdout %q, stderr:\n%s", err, stdout.String(), firstLines(stderr.String(), 8))
+			}
+		})
+	}
 }

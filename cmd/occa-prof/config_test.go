@@ -47,7 +47,7 @@ func TestWithDeviceTime(t *testing.T) {
 func TestChildEnv(t *testing.T) {
 	env := childEnv([]string{"PATH=/bin", "LD_PRELOAD=/u/a.so /u/b.so", "OCCA_TOOLS_CONFIG=/old"},
 		"/c.toml", "/out", "/p/lib/libocca_tools_preload.so")
-	want := []string{"PATH=/bin", "OCCA_TOOLS_CONFIG=/c.toml", "OCCA_TOOLS_OUTPUT_DIR=/out",
+	want := []string{"PATH=/bin", "ASAN_OPTIONS=verify_asan_link_order=0", "OCCA_TOOLS_CONFIG=/c.toml", "OCCA_TOOLS_OUTPUT_DIR=/out",
 		"LD_PRELOAD=/p/lib/libocca_tools_preload.so:/u/a.so /u/b.so"}
 	if strings.Join(env, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got %q\nwant %q", env, want)
@@ -55,6 +55,16 @@ func TestChildEnv(t *testing.T) {
 	env = childEnv([]string{"LD_PRELOAD="}, "/c", "/o", "/s.so")
 	if env[len(env)-1] != "LD_PRELOAD=/s.so" {
 		t.Errorf("empty LD_PRELOAD: %q", env)
+	}
+	// The user's ASan options are kept; an explicit link-order choice wins.
+	for in, want := range map[string]string{
+		"ASAN_OPTIONS=detect_leaks=0":                  "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0",
+		"ASAN_OPTIONS=verify_asan_link_order=1:halt=1": "ASAN_OPTIONS=verify_asan_link_order=1:halt=1",
+		"ASAN_OPTIONS=":                                "ASAN_OPTIONS=verify_asan_link_order=0",
+	} {
+		if env := childEnv([]string{in}, "/c", "/o", "/s.so"); env[0] != want {
+			t.Errorf("%s: got %q, want %q first", in, env, want)
+		}
 	}
 }
 
