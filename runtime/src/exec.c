@@ -30,45 +30,57 @@ typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
-static void *next(const char *name) {
-  void *f = dlsym(RTLD_NEXT, name);
+/* The C library's functions, looked up before anything runs: exec is
+ * async-signal-safe, and a vfork child calls it, where dlsym, which takes
+ * the dynamic loader's lock, is not safe. */
+enum { E_EXECVE, E_EXECV, E_EXECVP, E_EXECVPE, E_FEXECVE, E_EXECVEAT, NEXEC };
+static const char *const exec_names[NEXEC] = {"execve", "execv", "execvp", "execvpe", "fexecve", "execveat"};
+static void *exec_next[NEXEC];
+
+__attribute__((constructor(101))) static void exec_init(void) {
+  for (int i = 0; i < NEXEC; i++)
+    exec_next[i] = dlsym(RTLD_NEXT, exec_names[i]);
+}
+
+static void *next(int which) {
+  void *f = exec_next[which];
   if (!f)
     errno = ENOSYS;
   return f;
 }
 
 OT_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
-  execve_fn f = (execve_fn)next("execve");
+  execve_fn f = (execve_fn)next(E_EXECVE);
   ot_flush_before_exec();
   return f ? f(path, argv, envp) : -1;
 }
 
 OT_EXPORT int execv(const char *path, char *const argv[]) {
-  execv_fn f = (execv_fn)next("execv");
+  execv_fn f = (execv_fn)next(E_EXECV);
   ot_flush_before_exec();
   return f ? f(path, argv) : -1;
 }
 
 OT_EXPORT int execvp(const char *file, char *const argv[]) {
-  execv_fn f = (execv_fn)next("execvp");
+  execv_fn f = (execv_fn)next(E_EXECVP);
   ot_flush_before_exec();
   return f ? f(file, argv) : -1;
 }
 
 OT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
-  execve_fn f = (execve_fn)next("execvpe");
+  execve_fn f = (execve_fn)next(E_EXECVPE);
   ot_flush_before_exec();
   return f ? f(file, argv, envp) : -1;
 }
 
 OT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
-  fexecve_fn f = (fexecve_fn)next("fexecve");
+  fexecve_fn f = (fexecve_fn)next(E_FEXECVE);
   ot_flush_before_exec();
   return f ? f(fd, argv, envp) : -1;
 }
 
 OT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
-  execveat_fn f = (execveat_fn)next("execveat");
+  execveat_fn f = (execveat_fn)next(E_EXECVEAT);
   ot_flush_before_exec();
   return f ? f(dirfd, path, argv, envp, flags) : -1;
 }
