@@ -44,6 +44,8 @@ __attribute__((constructor(101))) static void exec_init(void) {
 
 static void *next(int which) {
   void *f = exec_next[which];
+  if (!f) /* an exec before the constructors (another library's) */
+    f = exec_next[which] = dlsym(RTLD_NEXT, exec_names[which]);
   if (!f)
     errno = ENOSYS;
   return f;
