@@ -79,24 +79,31 @@ static int is_tool_thread(pid_t tid) {
 
 static int alone_before_core; /* the process had one thread as the core loaded */
 
-/* each_thread calls fn on every thread of the process but the calling one,
- * and returns how many there are in all (-1 when unknown). */
-static int each_thread(void (*fn)(pid_t)) {
+/* each_thread calls fn (when not NULL) on every thread of the process but
+ * the calling one, until fn returns 0. It returns 0 when fn stopped it,
+ * else how many threads there are, the calling one included (-1 when
+ * unknown). */
+static int each_thread(int (*fn)(pid_t)) {
   DIR *d = opendir("/proc/self/task");
   if (!d)
     return -1;
   pid_t self = thread_id();
   int n = 0;
-  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+  for (struct dirent *e; n >= 0 && (e = readdir(d)) != NULL;) {
     if (e->d_name[0] == '.')
       continue;
     n++;
     pid_t tid = (pid_t)atoi(e->d_name);
-    if (fn && tid != self)
-      fn(tid);
+    if (fn && tid != self && !fn(tid))
+      n = -1;
   }
   closedir(d);
-  return n;
+  return n < 0 ? 0 : n;
+}
+
+static int record_tool_thread(pid_t tid) {
+  add_tool_thread(tid);
+  return 1;
 }
 
 int ot_on_tool_thread(void) { return is_tool_thread(thread_id()); }
@@ -113,7 +120,7 @@ static int find_core(struct dl_phdr_info *info, size_t size, void *data);
 
 void ot_lastthread_core_started(void) {
   if (alone_before_core)
-    each_thread(add_tool_thread);
+    each_thread(record_tool_thread);
   if (core_path[0])
     dl_iterate_phdr(find_core, NULL);
 }
@@ -188,23 +195,11 @@ OT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
   return rc;
 }
 
+static int main_or_tool(pid_t tid) { return tid == getpid() || is_tool_thread(tid); }
+
 /* only_tool_threads_left: every thread but the (exited) main one is the
- * tool's. */
-static int only_tool_threads_left(void) {
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return 0;
-  pid_t main_tid = getpid();
-  int only = 1;
-  for (struct dirent *e; only && (e = readdir(d)) != NULL;) {
-    if (e->d_name[0] == '.')
-      continue;
-    pid_t tid = (pid_t)atoi(e->d_name);
-    only = tid == main_tid || is_tool_thread(tid);
-  }
-  closedir(d);
-  return only;
-}
+ * tool's (the caller, the reaper, is). */
+static int only_tool_threads_left(void) { return each_thread(main_or_tool) > 0; }
 
 static void *reaper(void *arg) {
   (void)arg;
