@@ -171,9 +171,9 @@ $(WORKLOAD)-asan: tests/workload/workload.c runtime/include/occa_tools.h $(BUILD
 
 # The exit-signal and unloading tests (tests/signals_test.go): sigprog
 # linked against the runtime (it starts before main) and without it (plain
-# runs, the preload shim), unload (dlopens it); itimer (SIGPROF), both ways.
+# runs, the preload shim), unload (dlopens it).
 SIGPROG = $(TEST_BIN)/sigprog
-test-programs: $(SIGPROG) $(SIGPROG)-plain $(TEST_BIN)/unload $(TEST_BIN)/itimer $(TEST_BIN)/itimer-plain
+test-programs: $(SIGPROG) $(SIGPROG)-plain $(TEST_BIN)/unload
 
 $(SIGPROG): tests/signals/sigprog.c runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)
@@ -184,60 +184,27 @@ $(SIGPROG)-plain: tests/signals/sigprog.c runtime/include/occa_tools.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
 
-$(TEST_BIN)/itimer: tests/signals/itimer.c $(BUILD)/lib/libocca_tools.so
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
-	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl
-
-$(TEST_BIN)/itimer-plain: tests/signals/itimer.c
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
-
 $(TEST_BIN)/unload: tests/signals/unload.c runtime/include/occa_tools.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< -ldl -lpthread
 
-# The last-thread test (tests/threads_test.go): mainexit linked against the
-# runtime, and without it (untraced, the preload shim).
-MAINEXIT = $(TEST_BIN)/mainexit
-test-programs: $(MAINEXIT) $(MAINEXIT)-plain
+# Programs that call the runtime through dlsym, each built linked against
+# it (NAME) and without it (NAME-plain: untraced, or under the preload
+# shim): itimer (SIGPROF, SIGURG: tests/signals_test.go), closeall
+# (tests/descriptors_test.go), mainexit (tests/threads_test.go), endings
+# (tests/endings_test.go).
+BOTH_WAYS = $(TEST_BIN)/itimer $(TEST_BIN)/closeall $(TEST_BIN)/mainexit $(TEST_BIN)/endings
+vpath %.c tests/signals tests/descriptors tests/threads tests/endings
+test-programs: $(BOTH_WAYS) $(BOTH_WAYS:=-plain)
 
-$(MAINEXIT): tests/threads/mainexit.c $(BUILD)/lib/libocca_tools.so
+$(BOTH_WAYS): $(TEST_BIN)/%: %.c $(BUILD)/lib/libocca_tools.so
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
 	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
 
-$(MAINEXIT)-plain: tests/threads/mainexit.c
+$(BOTH_WAYS:=-plain): $(TEST_BIN)/%-plain: %.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
-
-# The endings test (tests/endings_test.go): endings linked against the runtime,
-# and without it (untraced, the preload shim).
-ENDINGS = $(TEST_BIN)/endings
-test-programs: $(ENDINGS) $(ENDINGS)-plain
-
-$(ENDINGS): tests/endings/endings.c $(BUILD)/lib/libocca_tools.so
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
-	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl
-
-$(ENDINGS)-plain: tests/endings/endings.c
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
-
-# The descriptor test (tests/descriptors_test.go): closeall linked against
-# the runtime, and without it (untraced, the preload shim).
-CLOSEALL = $(TEST_BIN)/closeall
-test-programs: $(CLOSEALL) $(CLOSEALL)-plain
-
-$(CLOSEALL): tests/descriptors/closeall.c $(BUILD)/lib/libocca_tools.so
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< \
-	  -L$(BUILD)/lib -Wl,--no-as-needed -locca_tools -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -ldl
-
-$(CLOSEALL)-plain: tests/descriptors/closeall.c
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl
 
 # The control API's domain and kind switches (tests/domains_test.go), a
 # source built as strict C99.
