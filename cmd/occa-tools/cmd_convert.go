@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -27,30 +29,30 @@ var cmdConvert = &Command{
 	Short:     "convert traces to Parquet, CSV (pandas, DuckDB, polars, Dask, Spark), Perfetto or Chrome JSON (timelines)",
 	Long: `
 Convert reads traces (files, or a run directory holding every rank's
-*.occatrace) and writes one file per trace and table into the output
-directory, each table in its own subdirectory, and the process table
-(rank, host, pid, command line, config used, event and drop counts) in
-processes/.
+*.occatrace) and writes them into the output directory, each table in its
+own subdirectory, and the process table (rank, host, pid, command line,
+config used, event and drop counts) in processes/.
 
 Begin/end pairs become one row with a start and a duration; a kernel
 launch carries its device-side start and duration where the trace has
 them; every other event kind has its own rows. The columns, their types
 and the epoch are documented in formats/parquet/SCHEMA.md.
 
-  -to parquet   events/rank=N/events.parquet, zstd, row groups of at most
-                1 M rows; the schema version and process description are
-                in each file's key-value metadata. events/ is one table
-                for every engine with default settings: pandas and Dask
-                read_parquet("DIR/events"), polars scan_parquet, Spark
-                spark.read.parquet, DuckDB read_parquet('DIR/events/*/*');
-                the rank=N directories (hive partitions) let a query on
-                some ranks skip the other ranks' files. Times are
+  -to parquet   events/part-I-of-N-K.parquet: one file per group K of
+                the traces converted at once (-j), each holding a run of
+                consecutive ranks in rank order, rank a column; zstd, row
+                groups of at most 64 Ki rows, whose rank statistics let a
+                query on some ranks skip the others' row groups. events/
+                is one table for every engine with default settings:
+                pandas and Dask read_parquet("DIR/events"), polars
+                scan_parquet, Spark spark.read.parquet, DuckDB
+                read_parquet('DIR/events/*.parquet'). Times are
                 timestamps to the µs (start) with the exact unix ns beside
                 them (start_ns). processes/part-I-of-N.parquet.
   -to csv       events/events-rankNNNNN.csv, RFC 4180, a header row, the
                 same columns (rank included; times as ISO 8601 text to
                 the µs beside the exact unix ns). processes/part-I-of-N.csv.
-                A trace with OpenMP events also gets, with parquet and
+                Traces with OpenMP events also get, with parquet and
                 csv, the tables openmp/ (the OpenMP regions, tasks and
                 their ids) and dependences/ (task dependence edges), laid
                 out as events/.
@@ -126,8 +128,13 @@ var outputs = []struct {
 	name string
 	// path is where a trace's file goes in the output directory (the
 	// events table's, for tables); dup numbers the traces of one rank.
+	// Nil for an output whose files hold several traces (part).
 	path   func(rank int64, dup int) string
 	create func(path string, p *analysis.Process, index int) (rankWriter, error)
+	// part, when set, makes the file at path that takes the traces of one
+	// group (rankGroups) one after another, in rank order.
+	part   func(path string) (*parquet.Part, error)
+	ext    string
 	window int // analysis.Options.Window
 	// memory is the bytes a trace's conversion holds per byte of the trace
 	// file (traceCost): 2 M-event traces of the workload, 2.9 MB each, held
@@ -141,11 +148,10 @@ var outputs = []struct {
 	// finish, when set, runs after every trace is written, with their files.
 	finish func(env *Env, dir string, part shard, files []string, unpacked map[string]int64) error
 }{
-	{name: "parquet", processes: ".parquet", tables: true, memory: 8,
-		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".parquet", true) },
-		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return parquet.Create(path, p) }},
-	{name: "csv", processes: ".csv", tables: true, memory: 5,
-		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv", false) },
+	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: 8,
+		part: parquet.CreatePart},
+	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: 5,
+		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
 	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: 28,
 		path: func(rank int64, dup int) string { return table.FileName(rank, dup, ".perfetto-trace") },
@@ -264,15 +270,35 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	allFiles := rankPaths(allHdrs, o.path)
-	var paths, fileNames []string
+	var paths []string
 	var index []int // each picked input's position among all inputs
+	var ranks []int64
 	for _, i := range part.pick(allHdrs, env.Stderr, "convert") {
-		paths, fileNames, index = append(paths, all[i]), append(fileNames, allFiles[i]), append(index, i)
+		paths, index, ranks = append(paths, all[i]), append(index, i), append(ranks, rankOf(allHdrs[i], i))
+	}
+	// Each group's traces go one after another through one writer: a
+	// trace's own files, or a part's (Parquet).
+	var groups [][]int
+	fileNames := make([]string, len(paths)) // relative to the output directory
+	if o.part != nil {
+		groups = rankGroups(ranks, fileSizes(paths), jobs(*convertJobs))
+		for k, g := range groups {
+			for _, i := range g {
+				fileNames[i] = table.GroupPath(analysis.Events.Name, part.i, part.n, k, o.ext)
+			}
+		}
+	} else {
+		allFiles := rankPaths(allHdrs, o.path)
+		for i := range paths {
+			fileNames[i] = allFiles[index[i]]
+			groups = append(groups, []int{i})
+		}
 	}
 	processes := table.PartPath(analysis.Processes.Name, part.i, part.n, o.processes)
-	want := append(slices.Clone(fileNames), processes)
-	for _, f := range fileNames {
+	want := []string{processes}
+	for _, g := range groups {
+		f := fileNames[g[0]]
+		want = append(want, f)
 		if o.tables {
 			want = append(want, omp.TablePath(f, omp.TableRows), omp.TablePath(f, omp.TableDependences))
 		}
@@ -280,7 +306,14 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	if o.finish != nil {
 		want = append(want, joinedPerfetto(part))
 	}
-	if err := claimOutputs(*convertOut, want, part); err != nil {
+	var earlier []string // files of an earlier conversion of this shard, in any number of groups
+	if o.part != nil {
+		for _, t := range []string{analysis.Events.Name, omp.TableRows, omp.TableDependences} {
+			found, _ := filepath.Glob(filepath.Join(*convertOut, t, table.GroupPrefix(part.i, part.n)+"-*"+o.ext))
+			earlier = append(earlier, found...)
+		}
+	}
+	if err := claimOutputs(*convertOut, want, earlier, part); err != nil {
 		return err
 	}
 
@@ -302,14 +335,16 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	// which is what the 2 GiB of a joined trace count.
 	unpacked := map[string]int64{}
 	var unpackedMu sync.Mutex
-	errs := analysis.Parallel(len(paths), *convertJobs, tracesMemory, traceCost(paths, o.memory), func(i int) error {
+	errs := make([]error, len(paths))
+	// convertTrace converts trace i through the writer that open makes.
+	convertTrace := func(i int, open func(p *analysis.Process) (rankWriter, error)) error {
 		var w rankWriter
 		opts := analysis.Options{Salvage: *convertSalvage, Window: o.window, Reference: ref,
 			Progress: func(off int64) { offsets[i].Store(off) },
 			Open: func(p *analysis.Process) error {
 				files[i] = filepath.Join(*convertOut, fileNames[i])
 				var err error
-				w, err = o.create(files[i], p, index[i])
+				w, err = open(p)
 				return err
 			}}
 		sink := func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) }
@@ -349,7 +384,39 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			}
 		}
 		return err
+	}
+	cost := traceCost(paths, o.memory)
+	groupCost := func(k int) int64 { // its traces are read one at a time
+		var c int64
+		for _, i := range groups[k] {
+			c = max(c, cost(i))
+		}
+		return c
+	}
+	groupErrs := analysis.Parallel(len(groups), *convertJobs, tracesMemory, groupCost, func(k int) error {
+		if o.part == nil {
+			i := groups[k][0]
+			errs[i] = convertTrace(i, func(p *analysis.Process) (rankWriter, error) { return o.create(files[i], p, index[i]) })
+			return nil
+		}
+		var pt *parquet.Part
+		for _, i := range groups[k] {
+			errs[i] = convertTrace(i, func(p *analysis.Process) (rankWriter, error) {
+				if pt == nil {
+					var err error
+					if pt, err = o.part(files[i]); err != nil {
+						return nil, err
+					}
+				}
+				return pt.Trace(p), nil
+			})
+		}
+		if pt == nil {
+			return nil
+		}
+		return pt.Close()
 	})
+	errs = append(errs, groupErrs...)
 	stop()
 	failed := false
 	for _, err := range errs {
@@ -447,10 +514,13 @@ func writeProcesses(path string, list []analysis.ProcessInfo) error {
 // is about to write is there already: a second conversion into one
 // directory would otherwise replace some files and leave others of the
 // first (its other ranks, its OpenMP tables), a dataset that is neither.
-// With -force the files are removed first. A process table written in
-// another number of shards cannot be told apart from this run's, so it is
-// an error even with -force. want: the paths, relative to dir.
-func claimOutputs(dir string, want []string, part shard) error {
+// earlier lists files that an earlier conversion of this shard would have
+// written although this one does not (it split the shard into other
+// groups). With -force all of them are removed first. A process table
+// written in another number of shards cannot be told apart from this
+// run's, so it is an error even with -force. want: the paths, relative to
+// dir; earlier: paths in dir.
+func claimOutputs(dir string, want, earlier []string, part shard) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -460,19 +530,75 @@ func claimOutputs(dir string, want []string, part shard) error {
 			return fmt.Errorf("%s holds %s, from a conversion in another number of shards than %d: convert into a fresh directory (-o)", dir, p, part.n)
 		}
 	}
+	paths := slices.Clone(earlier)
 	for _, f := range want {
-		path := filepath.Join(dir, f)
+		paths = append(paths, filepath.Join(dir, f))
+	}
+	for _, path := range paths {
 		if _, err := os.Lstat(path); err != nil {
 			continue
 		}
 		if !*convertForce {
 			return fmt.Errorf("%s exists, from an earlier conversion: convert into a fresh directory (-o), or give -force to replace what this conversion writes", path)
 		}
-		if err := os.Remove(path); err != nil {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// jobs is the number of traces converted at once for -j n.
+func jobs(n int) int {
+	if n <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
+}
+
+// fileSizes returns the size of each file (0 where it cannot be read).
+func fileSizes(paths []string) []int64 {
+	sizes := make([]int64, len(paths))
+	for i, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			sizes[i] = st.Size()
+		}
+	}
+	return sizes
+}
+
+// rankGroups splits traces 0..len(ranks)-1 into at most n groups, each a
+// run of consecutive ranks in rank order (input order within a rank), of
+// about equal bytes: a part's file then holds a range of ranks, which a
+// query on one rank finds in few row groups, and the parts take about as
+// long to write.
+func rankGroups(ranks, sizes []int64, n int) [][]int {
+	order := make([]int, len(ranks))
+	var total int64
+	for i := range order {
+		order[i] = i
+		total += max(sizes[i], 1)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ranks[a], ranks[b]) })
+	n = max(min(n, len(order)), 1)
+	var groups [][]int
+	var g []int
+	var sum int64
+	for _, i := range order {
+		size := max(sizes[i], 1)
+		// Close the group where its end comes nearest to its share of the
+		// bytes: before this trace when its middle is past the share.
+		k := int64(len(groups) + 1)
+		if len(g) > 0 && len(groups) < n-1 && (2*sum+size)*int64(n) > 2*k*total {
+			groups, g = append(groups, g), nil
+		}
+		g = append(g, i)
+		sum += size
+	}
+	if len(g) > 0 {
+		groups = append(groups, g)
+	}
+	return groups
 }
 
 // startProgress shows a progress line on a terminal (or always with

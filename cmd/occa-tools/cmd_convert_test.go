@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -193,7 +196,7 @@ func TestConvertOverwrite(t *testing.T) {
 		t.Fatalf("status %d: %s", st, se)
 	}
 	st, se := convert("-shard", "1/3")
-	if want := filepath.Join(out, "events", "rank=1", "events.parquet") + " exists, from an earlier conversion: convert into a fresh directory (-o), or give -force"; st != 1 || !strings.Contains(se, want) {
+	if want := filepath.Join(out, "events", "part-00001-of-00003-000.parquet") + " exists, from an earlier conversion: convert into a fresh directory (-o), or give -force"; st != 1 || !strings.Contains(se, want) {
 		t.Errorf("again: status %d, %q, want 1 and %q", st, se, want)
 	}
 	if st, se := convert("-shard", "1/3", "-force"); st != 0 {
@@ -202,6 +205,90 @@ func TestConvertOverwrite(t *testing.T) {
 	st, se = convert()
 	if want := "holds " + filepath.Join(out, "processes", "part-00001-of-00003.parquet") + ", from a conversion in another number of shards than 1"; st != 1 || !strings.Contains(se, want) {
 		t.Errorf("unsharded after sharded: status %d, %q, want 1 and %q", st, se, want)
+	}
+}
+
+// -to parquet writes a file per group of traces converted at once (-j),
+// each holding a run of consecutive ranks in rank order, the rank in every
+// row; together they hold exactly the rows of a conversion into one file.
+// A later conversion of the shard into other groups finds every file of
+// the earlier one.
+func TestConvertParquetParts(t *testing.T) {
+	runDir := shardRun(t)
+	convert := func(out string, args ...string) (int, string) {
+		var so, se strings.Builder
+		st := run(append(append([]string{"convert", "-to", "parquet", "-o", out}, args...), runDir), &Env{Stdout: &so, Stderr: &se})
+		return st, se.String()
+	}
+	rows := func(path string) []analysis.Record {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		st, _ := f.Stat()
+		recs, err := pq.Read[analysis.Record](f, st.Size())
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return recs
+	}
+	key := func(recs []analysis.Record) []string {
+		var out []string
+		for _, r := range recs {
+			out = append(out, fmt.Sprintf("%+v", r))
+		}
+		slices.Sort(out)
+		return out
+	}
+	one, three := filepath.Join(t.TempDir(), "one"), filepath.Join(t.TempDir(), "three")
+	if st, se := convert(one, "-j", "1"); st != 0 {
+		t.Fatalf("-j 1: status %d: %s", st, se)
+	}
+	if st, se := convert(three, "-j", "3"); st != 0 {
+		t.Fatalf("-j 3: status %d: %s", st, se)
+	}
+	if got, want := files(t, one), []string{"events/part-00000-of-00001-000.parquet", "processes/part-00000-of-00001.parquet"}; !slices.Equal(got, want) {
+		t.Errorf("-j 1: files %q, want %q", got, want)
+	}
+	if got, want := files(t, three), []string{"events/part-00000-of-00001-000.parquet", "events/part-00000-of-00001-001.parquet",
+		"events/part-00000-of-00001-002.parquet", "processes/part-00000-of-00001.parquet"}; !slices.Equal(got, want) {
+		t.Errorf("-j 3: files %q, want %q", got, want)
+	}
+	// The eight traces (ranks 1 2 3 3 4 5 6 7, the same size) in three
+	// groups of about equal bytes.
+	var all []analysis.Record
+	for k, want := range []string{"1 2 3", "3 4", "5 6 7"} {
+		recs := rows(filepath.Join(three, fmt.Sprintf("events/part-00000-of-00001-%03d.parquet", k)))
+		var ranks []string
+		for i, r := range recs {
+			if i > 0 && r.Rank < recs[i-1].Rank {
+				t.Fatalf("part %d: row %d has rank %d after rank %d", k, i, r.Rank, recs[i-1].Rank)
+			}
+			if i == 0 || r.Rank != recs[i-1].Rank {
+				ranks = append(ranks, fmt.Sprint(r.Rank))
+			}
+		}
+		if got := strings.Join(ranks, " "); got != want {
+			t.Errorf("part %d: ranks %s, want %s", k, got, want)
+		}
+		all = append(all, recs...)
+	}
+	whole := rows(filepath.Join(one, "events/part-00000-of-00001-000.parquet"))
+	if len(whole) == 0 || !slices.Equal(key(all), key(whole)) {
+		t.Errorf("-j 3 wrote %d rows, -j 1 %d, or other rows", len(all), len(whole))
+	}
+	// Again into three's directory in one group: the earlier parts are in
+	// the way, and -force removes all of them.
+	st, se := convert(three, "-j", "1")
+	if want := filepath.Join(three, "events", "part-00000-of-00001-000.parquet") + " exists, from an earlier conversion"; st != 1 || !strings.Contains(se, want) {
+		t.Errorf("again: status %d, %q, want 1 and %q", st, se, want)
+	}
+	if st, se := convert(three, "-j", "1", "-force"); st != 0 {
+		t.Fatalf("-force: status %d: %s", st, se)
+	}
+	if got, want := files(t, three), files(t, one); !slices.Equal(got, want) {
+		t.Errorf("after -force: files %q, want %q", got, want)
 	}
 }
 
@@ -288,5 +375,28 @@ func TestConvertPerfettoLimit(t *testing.T) {
 	}
 	if got := files(t, out); !slices.Equal(got, []string{"events-rank00001-part0002.perfetto-trace", "events-rank00001.perfetto-trace", "processes/part-00000-of-00001.csv"}) {
 		t.Errorf("parts: files %q", got)
+	}
+}
+
+// rankGroups splits traces into runs of consecutive ranks of about equal
+// bytes, never more groups than traces, never an empty one.
+func TestRankGroups(t *testing.T) {
+	for _, c := range []struct {
+		ranks, sizes []int64
+		n            int
+		want         string
+	}{
+		{[]int64{3, 1, 2, 0}, []int64{1, 1, 1, 1}, 2, "[[3 1] [2 0]]"},
+		{[]int64{0, 1, 2, 3}, []int64{1, 1, 1, 1}, 8, "[[0] [1] [2] [3]]"},
+		{[]int64{0, 1, 2, 3}, []int64{100, 1, 1, 1}, 2, "[[0] [1 2 3]]"},
+		{[]int64{0, 1, 2, 3}, []int64{100, 1, 1, 1}, 3, "[[0] [1] [2 3]]"},
+		{[]int64{0, 1, 2, 3}, []int64{1, 1, 1, 100}, 2, "[[0 1 2] [3]]"},
+		{[]int64{5, 5, 5}, []int64{0, 0, 0}, 1, "[[0 1 2]]"},
+		{[]int64{7}, []int64{9}, 0, "[[0]]"},
+		{nil, nil, 4, "[]"},
+	} {
+		if got := fmt.Sprint(rankGroups(c.ranks, c.sizes, c.n)); got != c.want {
+			t.Errorf("rankGroups(%v, %v, %d) = %s, want %s", c.ranks, c.sizes, c.n, got, c.want)
+		}
 	}
 }

@@ -5,14 +5,14 @@ import "github.com/libocca/occa-tools/formats/table"
 // SchemaVersion is the version of the table layout of Record, which the
 // Parquet and CSV outputs write (formats/parquet/SCHEMA.md). A minor version
 // adds columns; a major version changes or removes one.
-const SchemaVersion = "2.0"
+const SchemaVersion = "3.0"
 
 // Record is one output row of the events table: a Row flattened with its
 // process and names resolved. Its fields are the columns of Events, in
 // order; their tags, which parquet-go reads, are Events' ParquetTags
 // (TestTables checks both).
 type Record struct {
-	Rank      int32  `parquet:"-"` // the rank=N directory
+	Rank      int32  `parquet:"rank,delta"`
 	Host      string `parquet:"host,dict"`
 	PID       int64  `parquet:"pid,delta"`
 	Thread    int32  `parquet:"thread,delta"`
@@ -47,7 +47,7 @@ type Record struct {
 // Events is the events table: Record's columns, in order. The CSV and
 // Parquet writers and SCHEMA.md derive from it (formats/table).
 var Events = table.Table[Record]{Name: "events", Append: appendEventsCSV, Columns: []table.Column{
-	{Name: "rank", Field: "Rank", Type: table.Int32, Partition: true, Doc: "MPI rank (or input index)"},
+	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "MPI rank (or input index)"},
 	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "host name"},
 	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "process id"},
 	{Name: "thread", Field: "Thread", Type: table.Int32, Doc: "thread index in the trace"},

@@ -31,7 +31,7 @@ func convert(t *testing.T, write func(*bytes.Buffer) error) string {
 	var w *Writer
 	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
-		w, err = Create(filepath.Join(out, table.Path(analysis.Events.Name, p.Rank, 0, ".csv", false)), p)
+		w, err = Create(filepath.Join(out, table.Path(analysis.Events.Name, p.Rank, 0, ".csv")), p)
 		return err
 	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {

@@ -14,20 +14,21 @@ import (
 )
 
 // Table names: each names its directory and files in a convert output
-// directory (table.Path).
+// directory (table.Path, table.GroupPath).
 const (
 	TableRows        = "openmp"
 	TableDependences = "dependences"
 )
 
-// TablePath returns the path of table name for the trace whose events table is
-// at events: openmp/rank=3/openmp.parquet for events/rank=3/events.parquet.
+// TablePath returns the path of table name that goes with the events table
+// at events: openmp/openmp-rank00003.csv for events/events-rank00003.csv
+// (table.Sibling).
 func TablePath(events, name string) string {
 	return table.Sibling(events, analysis.Events.Name, name)
 }
 
-// CreateTable creates the file of table name for the trace whose events table
-// is at events (TablePath), and the directories it lies in.
+// CreateTable creates the file of table name that goes with the events
+// table at events (TablePath), and the directories it lies in.
 func CreateTable(events, name string) (*os.File, error) {
 	path := TablePath(events, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -41,7 +42,7 @@ func CreateTable(events, name string) (*os.File, error) {
 // columns of Rows, in order, tagged with their ParquetTags. SCHEMA.md
 // describes each column per kind.
 type Record struct {
-	Rank      int32  `parquet:"-"` // the rank=N directory
+	Rank      int32  `parquet:"rank,delta"`
 	Host      string `parquet:"host,dict"`
 	PID       int64  `parquet:"pid,delta"`
 	Thread    int32  `parquet:"thread,delta"`
@@ -72,7 +73,7 @@ type Record struct {
 
 // Rows is the OpenMP table: Record's columns, in order (formats/table).
 var Rows = table.Table[Record]{Name: "openmp", Append: appendRowsCSV, Columns: []table.Column{
-	{Name: "rank", Field: "Rank", Type: table.Int32, Partition: true, Doc: "as in the events table"},
+	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "as in the events table"},
 	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "as in the events table"},
 	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "as in the events table"},
 	{Name: "thread", Field: "Thread", Type: table.Int32, Doc: "as in the events table"},
@@ -141,7 +142,7 @@ func (f *Flattener) Flatten(rec *Record, r *analysis.Row) {
 // EdgeRecord is one row of the dependences table, the columns of
 // Dependences.
 type EdgeRecord struct {
-	Rank    int32  `parquet:"-"` // the rank=N directory
+	Rank    int32  `parquet:"rank,delta"`
 	Host    string `parquet:"host,dict"`
 	PID     int64  `parquet:"pid,delta"`
 	Src     int64  `parquet:"src_task,delta"`
@@ -155,7 +156,7 @@ type EdgeRecord struct {
 // Dependences is the dependences table: EdgeRecord's columns, in order
 // (formats/table).
 var Dependences = table.Table[EdgeRecord]{Name: "dependences", Append: appendDependencesCSV, Columns: []table.Column{
-	{Name: "rank", Field: "Rank", Type: table.Int32, Partition: true, Doc: "as in the events table"},
+	{Name: "rank", Field: "Rank", Type: table.Int32, Doc: "as in the events table"},
 	{Name: "host", Field: "Host", Type: table.String, Dict: true, Doc: "as in the events table"},
 	{Name: "pid", Field: "PID", Type: table.Int64, Doc: "as in the events table"},
 	{Name: "src_task", Field: "Src", Type: table.Int64, Doc: "the task depended on"},

@@ -1,15 +1,13 @@
-// Package parquet writes the analysis's rows as Parquet files: one file per trace
-// (rank), zstd-compressed, in row groups of at most RowGroupRows rows, with
-// the schema of SCHEMA.md (analysis.Record) and the process description as
-// key-value metadata. A trace with OpenMP rows also gets the OpenMP tables
-// (omp.Record, omp.EdgeRecord) beside it (omp.TablePath).
+// Package parquet writes the analysis's rows as Parquet files with the
+// schema of SCHEMA.md (analysis.Record; the OpenMP tables omp.Record and
+// omp.EdgeRecord beside them, omp.TablePath): zstd-compressed, in row groups
+// of at most RowGroupRows rows, a file holding the rows of several traces
+// (a Part).
 package parquet
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -22,7 +20,7 @@ import (
 
 // RowGroupRows bounds a row group: parquet-go keeps a whole row group in
 // memory until it is flushed.
-const RowGroupRows = 1 << 20
+const RowGroupRows = 1 << 16
 
 // batch is the number of records handed to parquet-go at once.
 const batch = 1 << 14
@@ -30,7 +28,6 @@ const batch = 1 << 14
 // Metadata keys written in every file.
 const (
 	KeySchemaVersion = "occa-tools.schema_version"
-	KeyProcess       = "occa-tools.process" // JSON: analysis.ProcessInfo
 	KeyEpoch         = "occa-tools.epoch"
 )
 
@@ -40,30 +37,38 @@ const Epoch = "start and device_start are unix timestamps to the µs (UTC), star
 // EpochOpenMP is KeyEpoch's value in the OpenMP table.
 const EpochOpenMP = "start and created are unix timestamps to the µs (UTC), start_ns and created_ns the same times exactly, in unix ns, from the trace's CLOCK_MONOTONIC times as mono - mono_start + wall_start (occa-tools FORMAT.md §2)"
 
-// Writer writes one process's rows to one Parquet file.
-type Writer struct {
-	f    *os.File
-	bw   *bufio.Writer
-	w    *pq.GenericWriter[analysis.Record]
-	fl   *analysis.Flattener
-	buf  []analysis.Record
-	rows int64
-	omp  *ompTables // nil until the first OpenMP row
+// Part writes the rows of a sequence of traces, one after another, into
+// one file per table: the events table's at the path given to CreatePart,
+// the OpenMP tables' beside it (omp.TablePath), each made at its first
+// row. The rank is a column, so a query on some ranks skips the row groups
+// of the others by their statistics; convert gives a part traces in rank
+// order, so that those row groups are few.
+type Part struct {
+	path   string
+	events *file[analysis.Record]
+	rows   *file[omp.Record]     // nil until the first OpenMP row
+	deps   *file[omp.EdgeRecord] // nil until the first trace with tasks
 }
 
-// ompTables writes the OpenMP table of a trace as its rows come and its
-// dependences table on Close.
-type ompTables struct {
-	events string // the events table's path
-	f      *os.File
-	bw     *bufio.Writer
-	w      *pq.GenericWriter[omp.Record]
-	fl     *omp.Flattener
-	buf    []omp.Record
+// file is one table's file: rows are gathered in buf and handed to
+// parquet-go batch at a time.
+type file[T any] struct {
+	f   *os.File
+	bw  *bufio.Writer
+	w   *pq.GenericWriter[T]
+	buf []T
 }
 
-// Create makes the file at path for process p.
-func Create(path string, p *analysis.Process) (*Writer, error) {
+// CreatePart makes the events file at path.
+func CreatePart(path string) (*Part, error) {
+	events, err := createFile[analysis.Record](path, Epoch)
+	if err != nil {
+		return nil, err
+	}
+	return &Part{path: path, events: events}, nil
+}
+
+func createFile[T any](path, epoch string) (*file[T], error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -72,25 +77,56 @@ func Create(path string, p *analysis.Process) (*Writer, error) {
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := newWriter[analysis.Record](bw, p, analysis.SchemaVersion, Epoch)
-	return &Writer{f: f, bw: bw, w: w, fl: analysis.NewFlattener(p), buf: make([]analysis.Record, 0, batch),
-		omp: &ompTables{events: path}}, nil
-}
-
-// newWriter returns a writer of T rows with the options and metadata every
-// table has (no epoch when epoch is "").
-func newWriter[T any](w io.Writer, p *analysis.Process, version, epoch string) *pq.GenericWriter[T] {
-	info, _ := json.Marshal(analysis.Info(p, nil))
 	opts := append(encodingOptions(),
 		pq.MaxRowsPerRowGroup(RowGroupRows),
 		pq.PageBufferSize(256<<10),
 		pq.CreatedBy("occa-tools", "", ""),
-		pq.KeyValueMetadata(KeySchemaVersion, version))
+		pq.KeyValueMetadata(KeySchemaVersion, analysis.SchemaVersion))
 	if epoch != "" {
 		opts = append(opts, pq.KeyValueMetadata(KeyEpoch, epoch))
 	}
-	opts = append(opts, pq.KeyValueMetadata(KeyProcess, string(info)))
-	return pq.NewGenericWriter[T](w, opts...)
+	return &file[T]{f: f, bw: bw, w: pq.NewGenericWriter[T](bw, opts...), buf: make([]T, 0, batch)}, nil
+}
+
+// next returns the row to fill in; it is written at the next flush.
+func (t *file[T]) next() (*T, error) {
+	if len(t.buf) == cap(t.buf) {
+		if err := t.flush(); err != nil {
+			return nil, err
+		}
+	}
+	t.buf = t.buf[:len(t.buf)+1]
+	return &t.buf[len(t.buf)-1], nil
+}
+
+func (t *file[T]) flush() error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	_, err := t.w.Write(t.buf)
+	t.buf = t.buf[:0]
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.f.Name(), err)
+	}
+	return nil
+}
+
+// close finishes the file and returns the first error, naming the file.
+func (t *file[T]) close() error {
+	if t == nil {
+		return nil
+	}
+	err := t.flush()
+	if e := t.w.Close(); err == nil && e != nil {
+		err = fmt.Errorf("%s: %w", t.f.Name(), e)
+	}
+	if e := t.bw.Flush(); err == nil && e != nil {
+		err = fmt.Errorf("%s: %w", t.f.Name(), e)
+	}
+	if e := t.f.Close(); err == nil && e != nil {
+		err = fmt.Errorf("%s: %w", t.f.Name(), e)
+	}
+	return err
 }
 
 // encodingOptions say how every table's columns are stored (SCHEMA.md):
@@ -100,154 +136,125 @@ func encodingOptions() []pq.WriterOption {
 	return []pq.WriterOption{pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest})}
 }
 
+// Close finishes the part's files.
+func (pt *Part) Close() error {
+	err := pt.events.close()
+	for _, e := range []error{pt.rows.close(), pt.deps.close()} {
+		if err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Writer writes one trace's rows into a Part.
+type Writer struct {
+	part *Part
+	fl   *analysis.Flattener
+	ofl  *omp.Flattener // made at the trace's first OpenMP row
+	rows int64
+	own  bool // Close closes the part too (Create)
+}
+
+// Trace returns the writer of process p's rows. The part takes one trace at
+// a time: its rows end with the writer's Close.
+func (pt *Part) Trace(p *analysis.Process) *Writer {
+	return &Writer{part: pt, fl: analysis.NewFlattener(p)}
+}
+
+// Create makes a part at path holding process p's rows only.
+func Create(path string, p *analysis.Process) (*Writer, error) {
+	pt, err := CreatePart(path)
+	if err != nil {
+		return nil, err
+	}
+	w := pt.Trace(p)
+	w.own = true
+	return w, nil
+}
+
 // Add writes one row; it has the analysis.Sink signature.
 func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if r.OMP != nil {
-		return w.omp.add(p, r)
+		return w.addOpenMP(p, r)
 	}
-	w.buf = w.buf[:len(w.buf)+1]
-	w.fl.Flatten(&w.buf[len(w.buf)-1], r)
-	if len(w.buf) == cap(w.buf) {
-		return w.flush()
-	}
-	return nil
-}
-
-func (w *Writer) flush() error {
-	if len(w.buf) == 0 {
-		return nil
-	}
-	n, err := w.w.Write(w.buf)
-	w.rows += int64(n)
-	w.buf = w.buf[:0]
-	return err
-}
-
-// Rows returns the rows written so far.
-func (w *Writer) Rows() int64 { return w.rows + int64(len(w.buf)) }
-
-// Close finishes the file, and the OpenMP tables when the trace had OpenMP
-// rows. res, when not nil, updates the process metadata with what reading
-// the whole trace learned (drops, completeness).
-func (w *Writer) Close(res *analysis.Result) error {
-	err := w.flush()
-	if res != nil {
-		info, _ := json.Marshal(analysis.Info(res.Process, res))
-		w.w.SetKeyValueMetadata(KeyProcess, string(info))
-	}
-	if e := w.w.Close(); err == nil {
-		err = e
-	}
-	if e := w.bw.Flush(); err == nil {
-		err = e
-	}
-	if e := w.f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		err = fmt.Errorf("%s: %w", w.f.Name(), err)
-	}
-	if e := w.omp.close(res); err == nil {
-		err = e
-	}
-	return err
-}
-
-// add writes an OpenMP row to the OpenMP table (made at the first).
-func (t *ompTables) add(p *analysis.Process, r *analysis.Row) error {
-	if !omp.InTable(r) {
-		return nil
-	}
-	if t.w == nil {
-		f, err := omp.CreateTable(t.events, omp.TableRows)
-		if err != nil {
-			return err
-		}
-		t.f, t.bw = f, bufio.NewWriterSize(f, 1<<20)
-		t.w = newWriter[omp.Record](t.bw, p, analysis.SchemaVersion, EpochOpenMP)
-		t.fl = omp.NewFlattener(p)
-		t.buf = make([]omp.Record, 0, batch)
-	}
-	t.buf = t.buf[:len(t.buf)+1]
-	t.fl.Flatten(&t.buf[len(t.buf)-1], r)
-	if len(t.buf) == cap(t.buf) {
-		return t.flush()
-	}
-	return nil
-}
-
-func (t *ompTables) flush() error {
-	_, err := t.w.Write(t.buf)
-	t.buf = t.buf[:0]
-	return err
-}
-
-// close finishes the OpenMP table and writes the dependences table, when
-// the trace had tasks.
-func (t *ompTables) close(res *analysis.Result) error {
-	var err error
-	if t.w != nil {
-		err = t.flush()
-		if res != nil {
-			info, _ := json.Marshal(analysis.Info(res.Process, res))
-			t.w.SetKeyValueMetadata(KeyProcess, string(info))
-		}
-		if e := t.w.Close(); err == nil {
-			err = e
-		}
-		if e := t.bw.Flush(); err == nil {
-			err = e
-		}
-		if e := t.f.Close(); err == nil {
-			err = e
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.f.Name(), err)
-		}
-	}
-	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
-		return nil
-	}
-	f, err := omp.CreateTable(t.events, omp.TableDependences)
+	rec, err := w.part.events.next()
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(f)
-	w := newWriter[omp.EdgeRecord](bw, res.Process, analysis.SchemaVersion, "")
-	info, _ := json.Marshal(analysis.Info(res.Process, res))
-	w.SetKeyValueMetadata(KeyProcess, string(info))
-	_, err = w.Write(omp.EdgeRecords(res.Process, res.Tasks))
-	return closeFile(err, w, bw, f)
+	w.fl.Flatten(rec, r)
+	w.rows++
+	return nil
 }
 
-// closeFile finishes a table written through w, bw and f, and returns the
-// first error, err's included, naming the file.
-func closeFile(err error, w io.Closer, bw *bufio.Writer, f *os.File) error {
-	if e := w.Close(); err == nil {
-		err = e
+// addOpenMP writes an OpenMP row to the OpenMP table.
+func (w *Writer) addOpenMP(p *analysis.Process, r *analysis.Row) error {
+	if !omp.InTable(r) {
+		return nil
 	}
-	if e := bw.Flush(); err == nil {
-		err = e
+	pt := w.part
+	if pt.rows == nil {
+		var err error
+		if pt.rows, err = createFile[omp.Record](omp.TablePath(pt.path, omp.TableRows), EpochOpenMP); err != nil {
+			return err
+		}
 	}
-	if e := f.Close(); err == nil {
-		err = e
+	if w.ofl == nil {
+		w.ofl = omp.NewFlattener(p)
 	}
+	rec, err := pt.rows.next()
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.Name(), err)
+		return err
+	}
+	w.ofl.Flatten(rec, r)
+	return nil
+}
+
+// Rows returns the events table's rows written so far.
+func (w *Writer) Rows() int64 { return w.rows }
+
+// Close ends the trace's rows: it writes the trace's task dependences
+// (res.Tasks) to the dependences table, and closes the part when Create
+// made it. res may be nil (the trace could not be read).
+func (w *Writer) Close(res *analysis.Result) error {
+	var err error
+	if res != nil && res.Tasks != nil && !res.Tasks.Empty() {
+		err = w.writeDependences(res)
+	}
+	if w.own {
+		if e := w.part.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+func (w *Writer) writeDependences(res *analysis.Result) error {
+	pt := w.part
+	if pt.deps == nil {
+		var err error
+		if pt.deps, err = createFile[omp.EdgeRecord](omp.TablePath(pt.path, omp.TableDependences), ""); err != nil {
+			return err
+		}
+	}
+	if err := pt.deps.flush(); err != nil {
+		return err
+	}
+	if _, err := pt.deps.w.Write(omp.EdgeRecords(res.Process, res.Tasks)); err != nil {
+		return fmt.Errorf("%s: %w", pt.deps.f.Name(), err)
 	}
 	return nil
 }
 
 // WriteProcesses writes the process table (analysis.Processes) to path.
 func WriteProcesses(path string, infos []analysis.ProcessInfo) error {
-	f, err := os.Create(path)
+	t, err := createFile[analysis.ProcessInfo](path, "")
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(f)
-	opts := append(encodingOptions(),
-		pq.CreatedBy("occa-tools", "", ""), pq.KeyValueMetadata(KeySchemaVersion, analysis.SchemaVersion))
-	w := pq.NewGenericWriter[analysis.ProcessInfo](bw, opts...)
-	_, err = w.Write(infos)
-	return closeFile(err, w, bw, f)
+	if _, err := t.w.Write(infos); err != nil {
+		t.close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return t.close()
 }

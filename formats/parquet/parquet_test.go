@@ -41,7 +41,6 @@ func TestRoundTrip(t *testing.T) {
 	}}, func(p *analysis.Process, r *analysis.Row) error {
 		var rec analysis.Record
 		fl.Flatten(&rec, r)
-		rec.Rank = 0 // the rank=N directory holds it, not the file
 		want = append(want, rec)
 		return w.Add(p, r)
 	})
@@ -75,7 +74,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	var dump bytes.Buffer
 	fmt.Fprintf(&dump, "%s\n", pf.Schema())
-	for _, k := range []string{KeySchemaVersion, KeyEpoch, KeyProcess} {
+	for _, k := range []string{KeySchemaVersion, KeyEpoch} {
 		v, _ := pf.Lookup(k)
 		fmt.Fprintf(&dump, "%s = %s\n", k, v)
 	}
@@ -116,7 +115,7 @@ func convert(t *testing.T, in, dir string) {
 	var w *Writer
 	res, err := analysis.Read(in, 0, analysis.Options{Open: func(p *analysis.Process) error {
 		var err error
-		w, err = Create(filepath.Join(dir, table.Path(analysis.Events.Name, p.Rank, 0, ".parquet", true)), p)
+		w, err = Create(filepath.Join(dir, table.GroupPath(analysis.Events.Name, 0, 1, 0, ".parquet")), p)
 		return err
 	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
 	if err != nil {
@@ -146,7 +145,7 @@ func dumpTable[T any](t *testing.T, dump *bytes.Buffer, path string) []T {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(dump, "== %s\n%s\n", filepath.Base(path), pf.Schema())
-	for _, k := range []string{KeySchemaVersion, KeyEpoch, KeyProcess} {
+	for _, k := range []string{KeySchemaVersion, KeyEpoch} {
 		v, ok := pf.Lookup(k)
 		if ok {
 			fmt.Fprintf(dump, "%s = %s\n", k, v)
@@ -169,9 +168,10 @@ func TestOpenMP(t *testing.T) {
 	os.Mkdir(out, 0o755)
 	convert(t, in, out)
 	var dump bytes.Buffer
-	events := dumpTable[analysis.Record](t, &dump, filepath.Join(out, "events", "rank=3", "events.parquet"))
-	rows := dumpTable[omp.Record](t, &dump, filepath.Join(out, "openmp", "rank=3", "openmp.parquet"))
-	edges := dumpTable[omp.EdgeRecord](t, &dump, filepath.Join(out, "dependences", "rank=3", "dependences.parquet"))
+	file := "part-00000-of-00001-000.parquet"
+	events := dumpTable[analysis.Record](t, &dump, filepath.Join(out, "events", file))
+	rows := dumpTable[omp.Record](t, &dump, filepath.Join(out, "openmp", file))
+	edges := dumpTable[omp.EdgeRecord](t, &dump, filepath.Join(out, "dependences", file))
 	if len(events) != 2 || len(rows) != 57 || len(edges) != 7 {
 		t.Errorf("%d events, %d OpenMP rows, %d edges; want 2, 57, 7", len(events), len(rows), len(edges))
 	}
@@ -195,5 +195,61 @@ func TestNoOpenMPTables(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
 			t.Errorf("%s: %v, want none", name, err)
 		}
+	}
+}
+
+// A part holds its traces' rows one trace after another, each row with its
+// trace's rank, and the OpenMP tables hold the rows of the traces that have
+// some: here the second and fourth of four.
+func TestPartHoldsTracesInOrder(t *testing.T) {
+	dir := t.TempDir()
+	var small bytes.Buffer
+	if err := tracetest.WriteSmall(&small, tracetest.SmallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{filepath.Join(dir, "a.occatrace"), omptest.SmallFile(t), filepath.Join(dir, "b.occatrace"), omptest.SmallFile(t)}
+	os.WriteFile(inputs[0], small.Bytes(), 0o644)
+	os.WriteFile(inputs[2], small.Bytes(), 0o644)
+	path := filepath.Join(dir, "out", table.GroupPath(analysis.Events.Name, 0, 1, 0, ".parquet"))
+	pt, err := CreatePart(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantRanks []int32
+	for i, in := range inputs {
+		var w *Writer
+		res, err := analysis.Read(in, 10+i, analysis.Options{Open: func(p *analysis.Process) error {
+			w = pt.Trace(p)
+			return nil
+		}}, func(p *analysis.Process, r *analysis.Row) error {
+			if r.OMP == nil {
+				wantRanks = append(wantRanks, int32(p.Rank))
+			}
+			return w.Add(p, r)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var dump bytes.Buffer
+	events := dumpTable[analysis.Record](t, &dump, path)
+	rows := dumpTable[omp.Record](t, &dump, omp.TablePath(path, omp.TableRows))
+	edges := dumpTable[omp.EdgeRecord](t, &dump, omp.TablePath(path, omp.TableDependences))
+	if len(events) != len(wantRanks) {
+		t.Fatalf("%d events rows, want %d", len(events), len(wantRanks))
+	}
+	for i := range events {
+		if events[i].Rank != wantRanks[i] {
+			t.Fatalf("events row %d: rank %d, want %d", i, events[i].Rank, wantRanks[i])
+		}
+	}
+	if len(rows) != 2*57 || len(edges) != 2*7 {
+		t.Errorf("%d OpenMP rows, %d edges; want %d, %d", len(rows), len(edges), 2*57, 2*7)
 	}
 }

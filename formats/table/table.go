@@ -48,13 +48,8 @@ type Column struct {
 	// Null marks a column whose 0 means "none": Parquet stores it as null
 	// (optional), CSV as an empty field.
 	Null bool
-	// Partition marks the column that names a Parquet file's directory
-	// (rank=7/, a hive partition) instead of being stored in the file:
-	// engines then skip the files of other ranks without opening them.
-	// CSV keeps it as a column.
-	Partition bool
-	Unit      string // "ns", "bytes", "unix ns"; "" when the value has none
-	Doc       string // the meaning, one line of SCHEMA.md
+	Unit string // "ns", "bytes", "unix ns"; "" when the value has none
+	Doc  string // the meaning, one line of SCHEMA.md
 }
 
 // Table is an ordered list of the columns of records R.
@@ -304,8 +299,6 @@ func (c *Column) ParquetTag() string {
 		tag += ",optional"
 	}
 	switch {
-	case c.Partition:
-		return "-"
 	case c.Type == Time:
 		tag += ",timestamp(microsecond:utc)"
 	case c.Type == JSON:
@@ -427,9 +420,6 @@ func (t *Table[R]) Markdown(parquet bool) string {
 }
 
 func (c *Column) parquetType() string {
-	if c.Partition {
-		return "directory `" + c.Name + "=N/` (hive partition), not in the file"
-	}
 	s := map[Type]string{Int32: "INT32", Int64: "INT64", Uint64: "INT64 UINT_64", String: "BYTE_ARRAY STRING", Bool: "BOOLEAN",
 		Time: "INT64 TIMESTAMP(MICROS, UTC)", JSON: "LIST of BYTE_ARRAY STRING"}[c.Type]
 	if c.Dict {
@@ -442,9 +432,6 @@ func (c *Column) parquetType() string {
 }
 
 func (c *Column) pandasType() string {
-	if c.Partition {
-		return "category (pyarrow reads a hive key as a dictionary)"
-	}
 	s := map[Type]string{Int32: "int32", Int64: "int64", Uint64: "uint64", String: "object", Bool: "bool",
 		Time: "datetime64[us, UTC]", JSON: "object (arrays)"}[c.Type]
 	if c.Null && c.Type == Time {
@@ -486,18 +473,13 @@ func FileName(rank int64, dup int, ext string) string {
 }
 
 // Path is where a convert output directory keeps table name's file for one
-// trace of rank: each table in its own subdirectory, so that reading one
-// directory reads one table. With partitioned (Parquet), the rank names a
-// hive partition, events/rank=3/events.parquet, which lets engines skip
-// the other ranks' files; otherwise (CSV) events/events-rank00003.csv.
-// Dup 1 is the second trace of the same rank: events/rank=3/events-1.parquet.
-func Path(name string, rank int64, dup int, ext string, partitioned bool) string {
+// trace of rank (CSV): each table in its own subdirectory, so that reading
+// one directory reads one table: events/events-rank00003.csv, and
+// events/events-rank00003-1.csv for dup 1, the second trace of the same rank.
+func Path(name string, rank int64, dup int, ext string) string {
 	suffix := ext
 	if dup > 0 {
 		suffix = fmt.Sprintf("-%d%s", dup, ext)
-	}
-	if partitioned {
-		return filepath.Join(name, fmt.Sprintf("rank=%d", rank), name+suffix)
 	}
 	return filepath.Join(name, fmt.Sprintf("%s-rank%05d%s", name, rank, suffix))
 }
@@ -510,18 +492,31 @@ func PartPath(name string, i, n int64, ext string) string {
 	return filepath.Join(name, fmt.Sprintf("part-%05d-of-%05d%s", i, n, ext))
 }
 
-// Sibling returns the path of table to's file for the trace whose table
-// from is at path (as Path lays them out): openmp/rank=3/openmp-1.parquet
-// for events/rank=3/events-1.parquet.
+// GroupPath is where a convert output directory keeps file k of shard i of
+// n's part of table name, a file that holds the rows of several traces
+// (Parquet): events/part-00003-of-00008-002.parquet. A shard writes one
+// file per group of traces it converts at once.
+func GroupPath(name string, i, n int64, k int, ext string) string {
+	return filepath.Join(name, fmt.Sprintf("%s-%03d%s", GroupPrefix(i, n), k, ext))
+}
+
+// GroupPrefix is the start of the names of every file of shard i of n
+// (GroupPath): what a later conversion of the same shard would replace.
+func GroupPrefix(i, n int64) string { return fmt.Sprintf("part-%05d-of-%05d", i, n) }
+
+// Sibling returns the path of table to's file that goes with table from's
+// file at path (as Path and GroupPath lay them out):
+// out/openmp/openmp-rank00003.csv for out/events/events-rank00003.csv,
+// out/openmp/part-00000-of-00001-000.parquet for
+// out/events/part-00000-of-00001-000.parquet.
 func Sibling(path, from, to string) string {
 	dir, base := filepath.Split(path)
 	dir = filepath.Clean(dir)
-	part := ""
-	if b := filepath.Base(dir); strings.HasPrefix(b, "rank=") {
-		part, dir = b, filepath.Dir(dir)
-	}
 	if filepath.Base(dir) == from {
 		dir = filepath.Join(filepath.Dir(dir), to)
 	}
-	return filepath.Join(dir, part, to+strings.TrimPrefix(base, from))
+	if strings.HasPrefix(base, from) {
+		base = to + strings.TrimPrefix(base, from)
+	}
+	return filepath.Join(dir, base)
 }

@@ -152,26 +152,14 @@ func TestAppendTime(t *testing.T) {
 	}
 }
 
-// A Partition column is the directory, not a field of the Parquet file.
-func TestPartition(t *testing.T) {
-	c := Column{Name: "rank", Type: Int32, Partition: true}
-	if got := c.ParquetTag(); got != "-" {
-		t.Errorf("tag %q", got)
-	}
-	if got := c.parquetType(); !strings.Contains(got, "`rank=N/`") {
-		t.Errorf("Parquet type %q", got)
-	}
-}
-
-// Path, PartPath and Sibling lay out a convert output directory.
+// Path, PartPath, GroupPath and Sibling lay out a convert output directory.
 func TestPaths(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
-		{Path("events", 3, 0, ".parquet", true), "events/rank=3/events.parquet"},
-		{Path("events", 3, 2, ".parquet", true), "events/rank=3/events-2.parquet"},
-		{Path("events", 3, 0, ".csv", false), "events/events-rank00003.csv"},
-		{Path("events", 123456, 1, ".csv", false), "events/events-rank123456-1.csv"},
+		{Path("events", 3, 0, ".csv"), "events/events-rank00003.csv"},
+		{Path("events", 123456, 1, ".csv"), "events/events-rank123456-1.csv"},
 		{PartPath("processes", 3, 8, ".parquet"), "processes/part-00003-of-00008.parquet"},
-		{Sibling("out/events/rank=3/events-1.parquet", "events", "openmp"), "out/openmp/rank=3/openmp-1.parquet"},
+		{GroupPath("events", 3, 8, 2, ".parquet"), "events/part-00003-of-00008-002.parquet"},
+		{Sibling("out/events/part-00003-of-00008-002.parquet", "events", "openmp"), "out/openmp/part-00003-of-00008-002.parquet"},
 		{Sibling("out/events/events-rank00003.csv", "events", "dependences"), "out/dependences/dependences-rank00003.csv"},
 	} {
 		if c.got != c.want {

@@ -73,8 +73,7 @@ stages() { # name input-dir events
   # One rank out of many, as the dataset lays them out (schema 1.x, from
   # an older OCCA_TOOLS, had every rank's file at the top).
   if [ "$name" != "1 long" ] && [ "${name%% *}" -gt 7 ] && python3 -c 'import duckdb' 2>/dev/null; then
-    local glob="$dir/out/events/*/*.parquet"
-    [ -d "$dir/out/events" ] || glob="$dir/out/*.parquet"
+    local glob="$dir/out/events/*.parquet"
     measure "$name" "$events" "duckdb rank=7" python3 -c "import duckdb; duckdb.sql(\"select count(*), sum(duration_ns) from read_parquet('$glob') where rank = 7\").fetchall()"
   fi
   measure "$name" "$events" "convert csv" "$tool" convert -to csv -o "$dir/out" "$in"

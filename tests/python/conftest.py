@@ -45,11 +45,12 @@ def occa_tools(tool, *args):
 
 @pytest.fixture(scope="session")
 def converted(tool, run_dir, tmp_path_factory):
-    """Output directories of convert -to parquet and -to csv."""
+    """Output directories of convert -to parquet and -to csv (-j 2: two
+    Parquet files, one per rank, whatever the cores)."""
     out = {}
     for fmt in ("parquet", "csv"):
         d = tmp_path_factory.mktemp(fmt)
-        occa_tools(tool, "convert", "-to", fmt, "-o", d, run_dir)
+        occa_tools(tool, "convert", "-to", fmt, "-j", "2", "-o", d, run_dir)
         out[fmt] = d
     return out
 
