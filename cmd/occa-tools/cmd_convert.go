@@ -25,7 +25,7 @@ import (
 )
 
 var cmdConvert = &Command{
-	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-compress] [-shard i/n] [-force] [-salvage] [-j n] [-progress] trace|rundir...",
+	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-compress=false] [-shard i/n] [-force] [-salvage] [-j n] [-progress] trace|rundir...",
 	Short:     "convert traces to Parquet, CSV (pandas, DuckDB, polars, Dask, Spark), Perfetto or Chrome JSON (timelines)",
 	Long: `
 Convert reads traces (files, or a run directory holding every rank's
@@ -78,11 +78,12 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 pass 2 GiB by itself is split by time into parts
                 (events-rankNNNNN-part0002.perfetto-trace, ...) that each
                 load by themselves, said on stderr; flows between two
-                parts are not shown. With -compress the packets are
-                zlib-compressed (compressed_packets, which
-                trace_processor and ui.perfetto.dev unpack as they
-                read): about 4 bytes per event instead of 32, for about
-                1.5x the CPU; the 2 GiB split counts unpacked bytes.
+                parts are not shown. The packets are zlib-compressed
+                (compressed_packets, which trace_processor and
+                ui.perfetto.dev unpack as they read): about 4.5 bytes per
+                event instead of 32, for about 1.5x the CPU;
+                -compress=false writes them plain, for a reader of its
+                own. The 2 GiB split counts unpacked bytes.
   -to chrome    events-rankNNNNN.json, Chrome trace-event JSON for
                 chrome://tracing and ui.perfetto.dev: pid = rank, tid =
                 thread, calls and regions as complete events, launches'
@@ -112,7 +113,7 @@ var (
 	convertProgress = cmdConvert.Flag.String("progress", "auto", "progress line on stderr: auto (when a terminal), on, off")
 	convertShard    = cmdConvert.Flag.String("shard", "", "convert shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")
 	convertForce    = cmdConvert.Flag.Bool("force", false, "replace the files of an earlier conversion into the same directory")
-	convertCompress = cmdConvert.Flag.Bool("compress", false, "perfetto: zlib-compressed packets (about 4 B/event instead of 32, for 1.5x the CPU)")
+	convertCompress = cmdConvert.Flag.Bool("compress", true, "perfetto: zlib-compressed packets (about 4.5 B/event instead of 32, for 1.5x the CPU); false: plain packets")
 )
 
 func init() { cmdConvert.Run = runConvert }
@@ -254,7 +255,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		return usagef("no output directory given (-o)")
 	case len(args) == 0:
 		return usagef("no traces given")
-	case *convertCompress && *convertTo != "perfetto":
+	case given(&cmd.Flag, "compress") && *convertTo != "perfetto":
 		return usagef("-compress is for -to perfetto only")
 	}
 	o := outputs[out]
@@ -331,7 +332,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	have := make([]bool, len(paths))
 	files := make([]string, len(paths))
 	parts := make([][]string, len(paths)) // a Perfetto trace split into parts: every part
-	// A Perfetto file's bytes unpacked (-compress): what a reader holds,
+	// A Perfetto file's bytes unpacked (compressed): what a reader holds,
 	// which is what the 2 GiB of a joined trace count.
 	unpacked := map[string]int64{}
 	var unpackedMu sync.Mutex

@@ -28,6 +28,10 @@ func TestConvert(t *testing.T) {
 		{"convert-no-out", "convert -to csv small.occa"},
 		{"convert-damaged", "convert -to csv -o out-damaged damaged.occa"},
 		{"convert-salvage", "convert -to csv -o out-salvage -salvage damaged.occa"},
+		// -compress given to another format is a mistake; the same format
+		// without it, in the same process, is not (flags are fresh each run).
+		{"convert-compress-csv", "convert -to csv -compress=false -o out-compress small.occa"},
+		{"convert-csv-after-compress", "convert -to csv -o out-after small.occa"},
 	})
 }
 
@@ -338,7 +342,7 @@ func TestConvertPerfettoLimit(t *testing.T) {
 		return st, se.String()
 	}
 	whole := filepath.Join(t.TempDir(), "whole")
-	if code, se := convert(whole, single); code != 0 {
+	if code, se := convert(whole, single, "-compress=false"); code != 0 {
 		t.Fatalf("status %d: %s", code, se)
 	}
 	st, err := os.Stat(filepath.Join(whole, "trace.perfetto-trace"))
@@ -349,7 +353,7 @@ func TestConvertPerfettoLimit(t *testing.T) {
 	// One trace's file is under the limit; eight together are over it.
 	perfetto.MaxTrace = 2 * st.Size()
 	out := filepath.Join(t.TempDir(), "split")
-	code, se := convert(out, runDir)
+	code, se := convert(out, runDir, "-compress=false")
 	if want := "it stays in 8 files that each load by themselves, in " + out; code != 0 || !strings.Contains(se, want) {
 		t.Errorf("split: status %d, %q, want %q", code, se, want)
 	}
@@ -359,7 +363,7 @@ func TestConvertPerfettoLimit(t *testing.T) {
 	// Compressed, the eight files are far under the limit, but what a
 	// reader holds, unpacked, is not: they stay apart too.
 	out = filepath.Join(t.TempDir(), "compressed")
-	code, se = convert(out, runDir, "-compress")
+	code, se = convert(out, runDir)
 	if want := "it stays in 8 files that each load by themselves, in " + out; code != 0 || !strings.Contains(se, want) {
 		t.Errorf("compressed: status %d, %q, want %q", code, se, want)
 	}
@@ -369,7 +373,7 @@ func TestConvertPerfettoLimit(t *testing.T) {
 	// One trace over the limit: parts.
 	perfetto.MaxTrace = st.Size() * 3 / 4
 	out = filepath.Join(t.TempDir(), "parts")
-	code, se = convert(out, single)
+	code, se = convert(out, single, "-compress=false")
 	if want := "the Perfetto trace would pass the 2 GiB that ui.perfetto.dev loads: it is split by time into 2 traces"; code != 0 || !strings.Contains(se, want) {
 		t.Errorf("parts: status %d, %q, want 0 and %q", code, se, want)
 	}

@@ -120,9 +120,8 @@ func run(args []string, env *Env) int {
 		fmt.Fprintf(env.Stderr, "occa-tools %s: unknown command\nRun 'occa-tools help' for usage.\n", name)
 		return 2
 	}
-	cmd.Flag.Init(cmd.Name(), flag.ContinueOnError)
+	cmd.Flag = freshFlags(&cmd.Flag, cmd.Name())
 	cmd.Flag.SetOutput(io.Discard) // errors are reported below, with the usage line
-	resetFlags(&cmd.Flag)
 	if err := cmd.Flag.Parse(args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintf(env.Stdout, "usage: occa-tools %s\n\n%s\n", cmd.UsageLine, strings.TrimSpace(cmd.Long))
@@ -149,10 +148,25 @@ func usageFailure(env *Env, cmd *Command, err error) int {
 	return 2
 }
 
-// resetFlags restores every flag's default, so that run can be called more
-// than once in one process (tests do).
-func resetFlags(fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) { f.Value.Set(f.DefValue) })
+// freshFlags returns fs's flags, each at its default, in a set that no
+// parse has seen yet: run can be called more than once in one process
+// (tests do), and a FlagSet remembers for ever which flags a parse set,
+// which a command asks (given, Visit).
+func freshFlags(fs *flag.FlagSet, name string) flag.FlagSet {
+	var out flag.FlagSet
+	out.Init(name, flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		f.Value.Set(f.DefValue)
+		out.Var(f.Value, f.Name, f.Usage)
+	})
+	return out
+}
+
+// given reports whether the command line set the flag name.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func lookup(name string) *Command {

@@ -25,6 +25,7 @@ class Parsed:
     def __init__(self, path):
         t = pb.Trace()
         t.ParseFromString(path.read_bytes())
+        self.compressed = sum(p.HasField("compressed_packets") for p in t.packet)
         self.tracks = {}  # uuid -> descriptor
         self.names = {}  # (seq, iid) -> name
         self.events = collections.defaultdict(list)  # track uuid -> [(ts, type, name, packet)], in time order
@@ -101,8 +102,9 @@ def assert_nested(slices):
 
 
 def unpacked(t):
-    """The packets of t, those of compressed_packets (convert -compress)
-    inflated in their place, as trace_processor reads them."""
+    """The packets of t, those of compressed_packets (what convert writes
+    unless -compress=false) inflated in their place, as trace_processor
+    reads them."""
     for p in t.packet:
         if p.HasField("compressed_packets"):
             inner = pb.Trace()
@@ -119,9 +121,11 @@ def convert(tool, tmp_path, *inputs, flags=()):
     return Parsed(out)
 
 
-@pytest.mark.parametrize("flags", [(), ("-compress",)])
+@pytest.mark.parametrize("flags", [(), ("-compress=false",)])
 def test_small(tool, tmp_path, flags):
     t = convert(tool, tmp_path, SMALL, flags=flags)
+    # Compressed unless -compress=false: then every packet is plain.
+    assert (t.compressed > 0) == (flags == ())
     procs = t.processes()
     assert len(procs) == 1
     (proc,) = procs.values()

@@ -15,7 +15,7 @@ from conftest import ROOT
 
 pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 
-from test_perfetto import BEGIN, END, assert_nested, convert  # noqa: E402
+from test_perfetto import BEGIN, END, assert_nested, convert, unpacked  # noqa: E402
 
 PROGRAMS = ROOT / "build" / "tests" / "omp-programs"
 
@@ -120,7 +120,7 @@ def debug_names(path):
     t = pb.Trace()
     t.ParseFromString(path.read_bytes())
     out = {}
-    for p in t.packet:
+    for p in unpacked(t):
         for n in p.interned_data.debug_annotation_names:
             out[n.iid] = n.name
     return out
