@@ -256,6 +256,14 @@ func createCSV(path string, p *analysis.Process) (rankWriter, error) { return cs
 
 func BenchmarkCSV(b *testing.B) { convert(b, 0, createCSV) }
 
+// BenchmarkPerfetto converts as convert does by default: compressed.
 func BenchmarkPerfetto(b *testing.B) {
+	convert(b, perfetto.PairWindow, func(path string, p *analysis.Process) (rankWriter, error) {
+		return perfetto.Create(path, p, 1, perfetto.Compressed())
+	})
+}
+
+// BenchmarkPerfettoPlain converts as convert -compress=false does.
+func BenchmarkPerfettoPlain(b *testing.B) {
 	convert(b, perfetto.PairWindow, func(path string, p *analysis.Process) (rankWriter, error) { return perfetto.Create(path, p, 1) })
 }
