@@ -165,12 +165,17 @@ func (d *Dist) Median() int64 {
 type Union struct {
 	Lag    int64
 	sorted [][2]int64 // by start, disjoint
+	// sorted's array from its start: retiring leaves a gap before sorted,
+	// taken back when sorted needs room, rather than moving sorted each
+	// time.
+	buf [][2]int64
 	// Out-of-order intervals wait in lanes, each ascending by start and
 	// disjoint (the rows of one thread, or the launches that waited for
 	// device time), or when no lane takes one, in spill.
 	lanes   [][][2]int64
 	nl      int             // lanes in use
-	last    [maxLanes]int64 // each lane's last start
+	cur     int             // the lane last added to
+	last    [maxLanes]int64 // each lane's last start, ascending
 	spill   [][2]int64
 	nloose  int
 	bufs    [2][][2]int64 // for merging the lanes
@@ -199,6 +204,9 @@ func (u *Union) Add(start, end int64) {
 		if n > 0 && start <= u.sorted[n-1][1] {
 			u.sorted[n-1][1] = max(u.sorted[n-1][1], end)
 		} else {
+			if n == cap(u.sorted) {
+				u.room(1)
+			}
 			u.sorted = push(u.sorted, start, end)
 		}
 	default:
@@ -217,13 +225,16 @@ func byStart(a, b [2]int64) int {
 const maxLanes = 16
 
 func (u *Union) addLoose(start, end int64) {
-	// The lane whose last start is the latest not after start; the lanes
-	// take turns too irregularly for branches to guess.
-	// Backwards, so that of lanes with the same last start the first wins.
-	best, bestStart := -1, int64(math.MinInt64)
-	for i := u.nl - 1; i >= 0; i-- {
-		if last := u.last[i]; b2i(last <= start)&b2i(last >= bestStart) != 0 {
-			best, bestStart = i, last
+	// The lane whose last start is the latest not after start. The lanes
+	// are in the order of their last starts, which taking that lane keeps;
+	// consecutive intervals mostly come from one thread, ascending, and so
+	// go to the lane that took the last one.
+	best := u.cur
+	if best >= u.nl || u.last[best] > start || best+1 < u.nl && u.last[best+1] <= start {
+		// The lanes take turns too irregularly for branches to guess.
+		best = -1
+		for i := range u.nl {
+			best += b2i(u.last[i] <= start)
 		}
 	}
 	if best < 0 {
@@ -232,12 +243,18 @@ func (u *Union) addLoose(start, end int64) {
 			u.nloose++
 			return
 		}
+		// A new lane, first in order.
 		if u.nl == len(u.lanes) {
 			u.lanes = append(u.lanes, nil)
 		}
-		best = u.nl
+		spare := u.lanes[u.nl]
+		copy(u.lanes[1:u.nl+1], u.lanes[:u.nl])
+		copy(u.last[1:u.nl+1], u.last[:u.nl])
+		u.lanes[0] = spare
+		best = 0
 		u.nl++
 	}
+	u.cur = best
 	l := u.lanes[best]
 	if n := len(l); n > 0 && start <= l[n-1][1] { // overlaps the lane's last: the union is the same
 		l[n-1][1] = max(l[n-1][1], end)
@@ -387,9 +404,23 @@ func (u *Union) mergeLoose() [][2]int64 {
 	return runs[0]
 }
 
+// room makes room in sorted for n more, moving it to the start of its
+// array before growing that.
+func (u *Union) room(n int) {
+	switch {
+	case len(u.sorted)+n <= cap(u.sorted):
+	case len(u.sorted)+n <= cap(u.buf):
+		u.sorted = append(u.buf[:0], u.sorted...)
+	default:
+		u.sorted = grow(u.sorted, n)
+		u.buf = u.sorted[:0]
+	}
+}
+
 func (u *Union) compact() {
 	if u.nloose > 0 {
 		loose := u.mergeLoose()
+		u.room(len(loose) + 1) // so that merging into sorted keeps its array
 		// Only the tail of sorted from the first loose start on changes.
 		k, _ := slices.BinarySearchFunc(u.sorted, loose[0], byStart)
 		if k > 0 {
@@ -413,9 +444,7 @@ func (u *Union) compact() {
 			u.horizon = iv[1]
 		}
 	}
-	if i > 0 {
-		u.sorted = append(u.sorted[:0], u.sorted[i:]...)
-	}
+	u.sorted = u.sorted[i:]
 }
 
 // Total returns the busy time.
@@ -434,6 +463,7 @@ func (u *Union) Merge(o *Union) {
 	if n := len(o.sorted); n > 0 && u.empty() {
 		// What the Adds below would build, without them: o.sorted is sorted,
 		// disjoint and at most maxUnion long, so no Add would compact.
+		u.room(n)
 		u.sorted = append(u.sorted[:0], o.sorted...)
 		u.retired, u.latest = o.retired, max(u.latest, o.sorted[n-1][0])
 		return

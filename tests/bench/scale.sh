@@ -70,8 +70,7 @@ stages() { # name input-dir events
   local name=$1 in=$2 events=$3
   measure "$name" "$events" summary "$tool" summary "$in"
   measure "$name" "$events" "convert parquet" "$tool" convert -to parquet -o "$dir/out" "$in"
-  # One rank out of many, as the dataset lays them out (schema 1.x, from
-  # an older OCCA_TOOLS, had every rank's file at the top).
+  # One rank out of many, from the dataset as convert lays it out.
   if [ "$name" != "1 long" ] && [ "${name%% *}" -gt 7 ] && python3 -c 'import duckdb' 2>/dev/null; then
     local glob="$dir/out/events/*.parquet"
     measure "$name" "$events" "duckdb rank=7" python3 -c "import duckdb; duckdb.sql(\"select count(*), sum(duration_ns) from read_parquet('$glob') where rank = 7\").fetchall()"

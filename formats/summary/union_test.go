@@ -1,0 +1,114 @@
+package summary
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestUnionExact checks Union against the straightforward union on random
+// interval sets: several ascending streams interleaved in batches, nested,
+// touching, empty and huge intervals, and some in random order. Those with
+// a small Lag retire all the time; their intervals start less than Lag
+// before the latest start seen, so that retiring cuts none of them and the
+// union stays exact.
+func TestUnionExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for round := range 300 {
+		var u Union
+		lag := int64(0) // DefaultLag
+		if round%2 == 1 {
+			u.Lag = 1 + rng.Int64N(200000)
+			lag = u.Lag
+		}
+		streams := 1 + rng.IntN(24)
+		times := make([]int64, streams)
+		for i := range times {
+			times[i] = 1e6 + rng.Int64N(1e4)
+		}
+		var ivs [][2]int64
+		latest := int64(0)
+		n := rng.IntN(1 << uint(4+rng.IntN(14)))
+		if round < 4 {
+			n = 6 * looseMax // compacting, and with a Lag retiring, many times
+		}
+		for len(ivs) < n {
+			st := rng.IntN(streams)
+			for range 1 + rng.IntN(300) {
+				times[st] += rng.Int64N(3000)
+				s := times[st]
+				var e int64
+				switch rng.IntN(16) {
+				case 0: // empty, or backwards
+					e = s - rng.Int64N(2)
+				case 1: // touching the last one
+					if len(ivs) > 0 {
+						s = ivs[len(ivs)-1][1]
+					}
+					e = s + 1 + rng.Int64N(100)
+				case 2: // nested in the last one
+					if len(ivs) > 0 {
+						l := ivs[len(ivs)-1]
+						s = l[0] + rng.Int64N(max(l[1]-l[0], 1))
+						e = s + rng.Int64N(max(l[1]-s, 1))
+					}
+				case 3: // far out of order
+					s = max(0, s-rng.Int64N(2e6))
+					e = s + rng.Int64N(5000)
+				case 4: // huge
+					e = s + rng.Int64N(1<<40)
+				default:
+					e = s + rng.Int64N(4000)
+				}
+				if lag != 0 {
+					// Retiring counts only what ends lag before the latest start.
+					s = max(s, latest-lag+1)
+					e = max(e, s-1)
+				}
+				latest = max(latest, s)
+				ivs = append(ivs, [2]int64{s, e})
+				u.Add(s, e)
+			}
+		}
+		if len(u.sorted) > 2*maxUnion || u.nloose > looseMax {
+			t.Fatalf("round %d: holds %d sorted, %d loose", round, len(u.sorted), u.nloose)
+		}
+		if got, want := u.Total(), naiveUnion(ivs); got != want {
+			t.Fatalf("round %d (lag %d, %d streams, %d intervals): union %d, want %d", round, lag, streams, len(ivs), got, want)
+		}
+	}
+}
+
+// TestUnionBounded checks that a Union far out of order with a small Lag
+// stays within its bounds; and, where no interval starts Lag before the
+// latest start, that it is exact: that neither retiring nor taking back the
+// room that retiring leaves loses anything.
+func TestUnionBounded(t *testing.T) {
+	for _, exact := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(13, 14))
+		u := Union{Lag: 5000}
+		var ivs [][2]int64
+		now, latest := int64(1e6), int64(0)
+		for range 600000 {
+			now += rng.Int64N(50)
+			s := max(0, now-rng.Int64N(1e5))
+			if exact { // a third out of order, by less than Lag
+				s = now - rng.Int64N(u.Lag)*int64(b2i(rng.IntN(3) == 0))
+				s = max(s, latest-u.Lag+1)
+			}
+			latest = max(latest, s)
+			iv := [2]int64{s, s + rng.Int64N(300)}
+			if exact { // mostly disjoint, so that many are held
+				iv[1] = s + rng.Int64N(40)
+			}
+			ivs = append(ivs, iv)
+			u.Add(iv[0], iv[1])
+			if len(u.sorted) > 2*maxUnion || u.nloose > looseMax || cap(u.buf) > 2*maxUnion+2*looseMax {
+				t.Fatalf("holds %d sorted (array %d), %d loose", len(u.sorted), cap(u.buf), u.nloose)
+			}
+		}
+		got, all := u.Total(), naiveUnion(ivs)
+		if exact && got != all || got > all || got < all/2 {
+			t.Fatalf("exact %v: union %d, of %d", exact, got, all)
+		}
+	}
+}
