@@ -85,8 +85,9 @@ const PairWindow = 1 << 12
 const (
 	batchRows = 4096
 	outFlush  = 1 << 20
-	outBufs   = 3 // encoding into one, one being written, one waiting
-	nwBufs    = 3 // sets of new rows: filling, sorted in flight, being merged
+	firstOut  = 64 << 10 // the first output buffer's capacity; it grows to outFlush and a packet
+	outBufs   = 3        // encoding into one, one being written, one waiting
+	nwBufs    = 3        // sets of new rows: filling, sorted in flight, being merged
 )
 
 // threadInfo and devInfo carry what the worker needs from the Dict.
@@ -346,15 +347,18 @@ func Create(path string, p *analysis.Process, seq uint32, opts ...Option) (*Writ
 		seenTh:    map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, chunks), free: make(chan *batch, chunks), done: make(chan struct{}),
 		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
-		mem: analysis.NewMemoryInUse(), busy: make([]bool, ringRows), out: make([]byte, 0, outFlush+4096),
+		mem: analysis.NewMemoryInUse(), busy: make([]bool, ringRows), out: make([]byte, 0, firstOut),
 		wfull: make(chan []byte, outBufs), wfree: make(chan []byte, outBufs), wdone: make(chan struct{}),
 		nwFree: make(chan []held, nwBufs)}
+	// The buffers start small and grow with the trace: a run of 10,000
+	// ranks of a few thousand events each spent most of its time clearing
+	// buffers sized for the longest traces.
 	for i := 0; i < nwBufs; i++ {
-		w.nwFree <- make([]held, 0, ReorderRows/2)
+		w.nwFree <- nil
 	}
 	w.nw = <-w.nwFree
 	for i := 1; i < outBufs; i++ {
-		w.wfree <- make([]byte, 0, outFlush+4096)
+		w.wfree <- nil
 	}
 	for _, o := range opts {
 		o(w)
@@ -642,8 +646,8 @@ func (w *Writer) addBatch(b *batch) {
 // releases all but the last ReorderRows (all when final).
 func (w *Writer) flushReorder(nw []held, final bool) {
 	m := w.bufs[1-w.pb][:0]
-	if need := len(w.pend) + len(nw); cap(m) < need { // sized once, not by append's doubling
-		m = make([]held, 0, max(need, ReorderRows+ReorderRows/2))
+	if need := len(w.pend) + len(nw); cap(m) < need { // at most a few times, not by append's doubling
+		m = make([]held, 0, max(need, min(4*need, ReorderRows+ReorderRows/2)))
 	}
 	a, b := w.pend, nw
 	i, j := 0, 0
