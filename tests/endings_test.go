@@ -16,7 +16,8 @@ import (
 // every event: complete (final statistics) after _exit, _Exit and
 // quick_exit; up to the exec without final statistics (the exec might have
 // failed), the new image writing a complete trace of its own. An exec that
-// fails leaves the program, and one complete trace, going on.
+// fails leaves the program, and one complete trace, going on. Threads
+// calling exit() at once leave a complete trace too.
 func TestEndingsWithoutExitKeepEveryEvent(t *testing.T) {
 	const config = "[output]\nflush_interval = \"60s\"\n"
 	const pairs = 1000
@@ -33,6 +34,9 @@ func TestEndingsWithoutExitKeepEveryEvent(t *testing.T) {
 		{"_exit", "exit 3", "endings: _exit\n", map[string][2]int{".occatrace": {1, pairs}}},
 		{"_Exit", "exit 4", "endings: _Exit\n", map[string][2]int{".occatrace": {1, pairs}}},
 		{"quick_exit", "exit 5", "endings: quick_exit\n", map[string][2]int{".occatrace": {1, pairs}}},
+		// Four threads in exit() at once: libc ended the process inside
+		// the first one's final flush, with no event in the trace.
+		{"threads", "exit 6", "endings: threads\n", map[string][2]int{".occatrace": {1, 5 * pairs}}},
 	} {
 		t.Run(c.how, func(t *testing.T) {
 			want := runTraced(t, "endings", config, untraced, "1000", c.how)

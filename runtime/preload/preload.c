@@ -28,7 +28,7 @@
  * it), the shim does nothing: that copy starts the runtime itself.
  *
  * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, sigset, close,
- * close_range, closefrom, abort, _exit, _Exit, quick_exit, pthread_create,
+ * close_range, closefrom, abort, exit, _exit, _Exit, quick_exit, pthread_create,
  * pthread_exit and the exec functions (everything else is hidden). The
  * runtime exports them to keep the application's view of its exit signals,
  * to flush when abort() ends the process after a handler returned or the
@@ -143,6 +143,7 @@ enum {
   F__EXIT2,
   F_QUICK_EXIT,
   F_SIGSET,
+  F_EXIT,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
@@ -150,7 +151,7 @@ static const char *const forward_names[NFORWARD] = {
     "close",        "close_range",    "closefrom",    "abort",       "pthread_create",
     "pthread_exit", "execve",         "execv",        "execvp",      "execvpe",
     "fexecve",      "execveat",       "_exit",        "_Exit",       "quick_exit",
-    "sigset"};
+    "sigset",       "exit"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -250,7 +251,8 @@ EXPORT void pthread_exit(void *ret) {
   __builtin_unreachable();
 }
 
-/* The runtime flushes before the process ends without exit(). */
+/* The runtime flushes before the process ends without exit(), and before
+ * exit() runs the exit handlers. */
 typedef void (*end_fn)(int);
 
 static void end_with(int f, int status) __attribute__((noreturn));
@@ -265,6 +267,7 @@ static void end_with(int f, int status) {
 EXPORT void _exit(int status) { end_with(F__EXIT, status); }
 EXPORT void _Exit(int status) { end_with(F__EXIT2, status); }
 EXPORT void quick_exit(int status) { end_with(F_QUICK_EXIT, status); }
+EXPORT void exit(int status) { end_with(F_EXIT, status); }
 
 /* The runtime flushes before an exec replaces the program. */
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

@@ -53,37 +53,37 @@ static void *next(int which) {
 
 OT_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   execve_fn f = (execve_fn)next(E_EXECVE);
-  ot_flush_before_exec();
+  ot_flush_recorded();
   return f ? f(path, argv, envp) : -1;
 }
 
 OT_EXPORT int execv(const char *path, char *const argv[]) {
   execv_fn f = (execv_fn)next(E_EXECV);
-  ot_flush_before_exec();
+  ot_flush_recorded();
   return f ? f(path, argv) : -1;
 }
 
 OT_EXPORT int execvp(const char *file, char *const argv[]) {
   execv_fn f = (execv_fn)next(E_EXECVP);
-  ot_flush_before_exec();
+  ot_flush_recorded();
   return f ? f(file, argv) : -1;
 }
 
 OT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   execve_fn f = (execve_fn)next(E_EXECVPE);
-  ot_flush_before_exec();
+  ot_flush_recorded();
   return f ? f(file, argv, envp) : -1;
 }
 
 OT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   fexecve_fn f = (fexecve_fn)next(E_FEXECVE);
-  ot_flush_before_exec();
+  ot_flush_recorded();
   return f ? f(fd, argv, envp) : -1;
 }
 
 OT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
   execveat_fn f = (execveat_fn)next(E_EXECVEAT);
-  ot_flush_before_exec();
+  ot_flush_recorded();
   return f ? f(dirfd, path, argv, envp, flags) : -1;
 }
 

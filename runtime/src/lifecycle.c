@@ -34,6 +34,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -92,9 +93,10 @@ static sigaction_fn real_sigaction; /* the next definition: libc's */
 typedef void (*abort_fn)(void);
 static abort_fn next_abort;         /* libc's abort() (Crashes below) */
 typedef void (*end_fn)(int);
-/* libc's _exit, _Exit and quick_exit (Endings below) */
-static const char *const end_names[] = {"_exit", "_Exit", "quick_exit"};
-static end_fn next_end[3];
+/* libc's _exit, _Exit, quick_exit and exit (Endings below) */
+static const char *const end_names[] = {"_exit", "_Exit", "quick_exit", "exit"};
+#define NEND (sizeof end_names / sizeof end_names[0])
+static end_fn next_end[NEND];
 static _Atomic int managing;        /* the exit signals are managed (ot_signals_settle) */
 static _Atomic int sig_lock;        /* guards app[], set[], oneshot_armed[] */
 static struct sigaction app[NEXIT]; /* what the application asked for */
@@ -154,7 +156,7 @@ static void final_flush(void) {
   }
 }
 
-void ot_flush_before_exec(void) {
+void ot_flush_recorded(void) {
   if (atomic_load(&ot_state) == OT_STATE_ACTIVE && getpid() == traced_pid)
     ot_flush_wait(ot_flush_request(), ot_cfg.flush_timeout_ms);
 }
@@ -553,7 +555,7 @@ __attribute__((constructor(101))) static void early_init(void) {
   traced_pid = getpid();
   next_sigaction();
   next_abort = (abort_fn)dlsym(RTLD_NEXT, "abort");
-  for (int e = 0; e < 3; e++)
+  for (size_t e = 0; e < NEND; e++)
     next_end[e] = (end_fn)dlsym(RTLD_NEXT, end_names[e]);
   for (int v = 0; v < 3; v++)
     if (!next_signal[v])
@@ -588,6 +590,41 @@ __attribute__((noreturn)) static void end_with(int which, int status) {
 OT_EXPORT void _exit(int status) { end_with(0, status); }
 OT_EXPORT void _Exit(int status) { end_with(1, status); }
 OT_EXPORT void quick_exit(int status) { end_with(2, status); }
+
+/* exit() from several threads at once (every thread of an OpenMP team
+ * that meets an error, say). glibc's exit runs the atexit handlers and the
+ * destructors, the final flush among them (ot_fini), one at a time in
+ * whichever caller takes them, and a caller that finds none left ends the
+ * process at once, from inside libc, where no interposition sees it: the
+ * process died inside the first caller's final flush, and the trace held
+ * none of the events. So exit() is exported here (and by the preload
+ * shim). The first caller flushes what was recorded so far, as before an
+ * exec, and goes on into libc's exit; a later caller, on another thread,
+ * waits until the final flush is done, up to the flush timeout (the first
+ * caller's handlers may be waiting for it), then goes on too. The first
+ * caller's status is the process's, which libc makes no promise about. A
+ * child goes straight on. */
+static _Atomic pid_t exiting_tid; /* the first thread in exit() */
+static _Atomic int finished;      /* the final flush is done (ot_fini) */
+
+OT_EXPORT void exit(int status) {
+  /* SHUTDOWN too: a later caller may come once the final flush has begun. */
+  int st = atomic_load(&ot_state);
+  if (getpid() == traced_pid && (st == OT_STATE_ACTIVE || st == OT_STATE_SHUTDOWN)) {
+    pid_t self = (pid_t)syscall(SYS_gettid), first = 0;
+    if (atomic_compare_exchange_strong(&exiting_tid, &first, self)) {
+      ot_flush_recorded();
+    } else if (first != self) {
+      struct timespec ms = {0, 1000000};
+      for (uint64_t i = 0; i < ot_cfg.flush_timeout_ms && !atomic_load(&finished); i++)
+        nanosleep(&ms, NULL);
+    }
+  }
+  if (next_end[3])
+    next_end[3](status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
 
 /* ---- Crashes ---------------------------------------------------------------------------- *
  *
@@ -1103,7 +1140,9 @@ out:
 /* A child's exit (fork() or the raw system call) leaves the state alone: a
  * vfork child that calls exit() shares the parent's memory. */
 __attribute__((destructor)) static void ot_fini(void) {
-  if (atomic_load(&ot_state) != OT_STATE_ACTIVE || getpid() != traced_pid)
+  if (getpid() != traced_pid)
     return;
-  ot_core.shutdown();
+  if (atomic_load(&ot_state) == OT_STATE_ACTIVE)
+    ot_core.shutdown();
+  atomic_store(&finished, 1);
 }

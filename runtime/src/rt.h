@@ -64,9 +64,10 @@ OT_HIDDEN void ot_lastthread_core_started(void);
  * Async-signal-safe. */
 OT_HIDDEN int ot_on_tool_thread(void);
 
-/* exec.c: flushes what was recorded before an exec of the traced process
- * (not of a vfork child), waiting up to the flush timeout. */
-OT_HIDDEN void ot_flush_before_exec(void);
+/* Flushes what was recorded so far in the traced process (not in a vfork
+ * child), waiting up to the flush timeout: before an exec (exec.c), and
+ * when exit() is called (lifecycle.c). */
+OT_HIDDEN void ot_flush_recorded(void);
 
 OT_HIDDEN int ot_recording_timed(uint64_t gate, int for_event);
 /* The ticks an event decided on by ot_recording_timed is stamped with

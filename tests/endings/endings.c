@@ -1,5 +1,5 @@
-/* endings: a program that ends, or replaces itself, without exit()
- * (tests/endings_test.go).
+/* endings: a program that ends, or replaces itself, without exit() or
+ * with exit() from several threads at once (tests/endings_test.go).
  *
  *   endings K exec        K regions "before", then execl of itself "second"
  *   endings K second      K regions "after", then exit 0
@@ -8,11 +8,14 @@
  *   endings K _exit       K regions, then _exit(3)
  *   endings K _Exit       K regions, then _Exit(4)
  *   endings K quick_exit  K regions, then quick_exit(5)
+ *   endings K threads     K regions "before", then 4 threads that each
+ *                         record K regions "worker", meet, and call exit(6)
  *
  * The region calls go through dlsym, so that the -plain build runs without
  * the runtime (untraced, or under the preload shim). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +31,20 @@ static void regions(const char *name, long k) {
   }
 }
 
+enum { THREADS = 4 };
+static pthread_barrier_t met;
+static long worker_regions;
+
+static void *worker(void *arg) {
+  (void)arg;
+  regions("worker", worker_regions);
+  pthread_barrier_wait(&met);
+  exit(6);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: endings K exec|second|execfail|_exit|_Exit|quick_exit\n");
+    fprintf(stderr, "usage: endings K exec|second|execfail|_exit|_Exit|quick_exit|threads\n");
     return 2;
   }
   long k = atol(argv[1]);
@@ -64,6 +78,16 @@ int main(int argc, char **argv) {
     _Exit(4);
   if (strcmp(how, "quick_exit") == 0)
     quick_exit(5);
+  if (strcmp(how, "threads") == 0) {
+    worker_regions = k;
+    pthread_barrier_init(&met, NULL, THREADS);
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+      pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < THREADS; i++)
+      pthread_join(t[i], NULL);
+    return 1; /* not reached: a worker's exit() ends the process */
+  }
   fprintf(stderr, "endings: unknown ending %s\n", how);
   return 2;
 }
