@@ -277,7 +277,7 @@ static ot_thread *thread_struct(void) {
   return t;
 }
 
-ot_thread *ot_thread_create(void) {
+static ot_thread *thread_create(void) {
   if (creating) { /* a signal handler interrupted this very function */
     ot_count_drop(OT_DROP_REENTRANT, 1);
     return NULL;
@@ -307,6 +307,13 @@ ot_thread *ot_thread_create(void) {
   ot_def(OT_DEF_THREAD, 3, args, NULL, 0);
   ot_self_tls = t;
   creating = 0;
+  return t;
+}
+
+ot_thread *ot_thread_create(void) {
+  int c = ot_cancel_off();
+  ot_thread *t = thread_create();
+  ot_cancel_restore(c);
   return t;
 }
 
@@ -385,7 +392,7 @@ static ot_buf *acquire(ot_thread *t) {
 /* The thread's buffer is full, missing or revoked: hand it over and take
  * another. On success, first records how many events were dropped while
  * there was none. */
-uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
+static uint64_t *reserve_slow(ot_thread *t, unsigned words) {
   if (ot_forked_child()) /* no writer there: never wait for one */
     return NULL;
   if (!t || (words + 5) * 8u > min_cap) /* a DROPPED record may go first */
@@ -427,6 +434,13 @@ uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
   atomic_store_explicit(&t->limit, cap_of(b), memory_order_relaxed);
   write_drops(t);
   return (uint64_t *)(void *)(b->data + t->pos);
+}
+
+uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
+  int c = ot_cancel_off();
+  uint64_t *p = reserve_slow(t, words);
+  ot_cancel_restore(c);
+  return p;
 }
 
 /* ---- Writer side ------------------------------------------------------------ */
@@ -599,18 +613,24 @@ uint64_t ot_flush_request(void) {
   return seq;
 }
 
-/* Async-signal-safe: polls with nanosleep. Returns 0 when flushed in time. */
+/* Async-signal-safe: polls with nanosleep. Returns 0 when flushed in time.
+ * Not a cancellation point, as nanosleep is: untraced, the calls that wait
+ * here return at once. */
 int ot_flush_wait(uint64_t seq, uint64_t timeout_ms) {
+  int c = ot_cancel_off(), r = -1;
   struct timespec nap = {0, 1000000};
   for (uint64_t waited = 0; waited <= timeout_ms; waited++) {
-    if (atomic_load(&flush_done_seq) >= seq)
-      return 0;
+    if (atomic_load(&flush_done_seq) >= seq) {
+      r = 0;
+      break;
+    }
     if (atomic_load(&ot_state) != OT_STATE_ACTIVE && atomic_load(&flush_done_seq) < seq &&
         atomic_load(&ot_state) != OT_STATE_SHUTDOWN)
-      return -1;
+      break;
     nanosleep(&nap, NULL);
   }
-  return -1;
+  ot_cancel_restore(c);
+  return r;
 }
 
 uint64_t ot_host_flush_requested(void) { return atomic_load(&flush_requested_seq); }

@@ -183,10 +183,12 @@ int occa_tools_event_enabled(occa_tools_event_kind_t kind) {
 }
 
 int occa_tools_set_critical_callback(occa_tools_critical_fn fn, void *user_data) {
+  int c = ot_cancel_off();
   pthread_mutex_lock(&critical_mu);
   critical_fn = fn;
   critical_user = user_data;
   pthread_mutex_unlock(&critical_mu);
+  ot_cancel_restore(c);
   return active() ? 0 : -1;
 }
 

@@ -139,7 +139,7 @@ void occa_tools_device_setup_end(occa_tools_call_t *call, occa_tools_data_t *dev
   }
   end_lost(t, call);
   if (won == d && (!device || status != OCCA_TOOLS_OK))
-    free(d); /* never published: nothing refers to it */
+    ot_free(d); /* never published: nothing refers to it */
   call->tool_data = 0;
   ot_leave(t);
 }
@@ -197,7 +197,7 @@ void occa_tools_memory_alloc_end(occa_tools_call_t *call, occa_tools_data_t *mem
   }
   end_lost(t, call);
   if (!keep)
-    free(m);
+    ot_free(m);
   call->tool_data = 0;
   ot_leave(t);
 }
@@ -333,7 +333,7 @@ void occa_tools_build_end(occa_tools_call_t *call, occa_tools_data_t *kernel,
   }
   end_lost(t, call);
   if (!won)
-    free(k);
+    ot_free(k);
   call->tool_data = 0;
   ot_leave(t);
 }
@@ -574,15 +574,17 @@ static ot_region_frame *region_frame(ot_thread *t) {
   if (t->region_cap >= OT_REGION_MAX)
     return NULL;
   uint32_t cap = t->region_cap * 2;
+  int c = ot_cancel_off();
   ot_region_frame *f = malloc(cap * sizeof *f);
-  if (!f)
-    return NULL;
-  memcpy(f, t->regions, t->region_cap * sizeof *f);
-  if (t->regions != t->region_inline)
-    free(t->regions);
-  t->regions = f;
-  t->region_cap = cap;
-  return &f[t->region_depth];
+  if (f) {
+    memcpy(f, t->regions, t->region_cap * sizeof *f);
+    if (t->regions != t->region_inline)
+      free(t->regions);
+    t->regions = f;
+    t->region_cap = cap;
+  }
+  ot_cancel_restore(c);
+  return f ? &f[t->region_depth] : NULL;
 }
 
 static int region_push(ot_thread *t, const char *name) {

@@ -615,9 +615,11 @@ OT_EXPORT void exit(int status) {
     if (atomic_compare_exchange_strong(&exiting_tid, &first, self)) {
       ot_flush_recorded();
     } else if (first != self) {
+      int c = ot_cancel_off(); /* nanosleep is a cancellation point; exit is not */
       struct timespec ms = {0, 1000000};
       for (uint64_t i = 0; i < ot_cfg.flush_timeout_ms && !atomic_load(&finished); i++)
         nanosleep(&ms, NULL);
+      ot_cancel_restore(c);
     }
   }
   if (next_end[3])

@@ -31,7 +31,9 @@ static uint32_t addr_bucket(uintptr_t a) {
 }
 
 static ot_obj *obj_new(uint8_t type) {
+  int c = ot_cancel_off();
   ot_obj *o = calloc(1, sizeof *o);
+  ot_cancel_restore(c);
   if (!o)
     return NULL;
   o->type = type;
@@ -49,7 +51,7 @@ ot_obj *ot_publish(occa_tools_data_t *slot, ot_obj *o) {
   /* Another thread published first. Ours was defined in the trace already
    * (harmless: an id nothing refers to); keep memory bounded. */
   if (o->type != OT_OBJ_MEMORY)
-    free(o);
+    ot_free(o);
   return (ot_obj *)expected;
 }
 
@@ -138,7 +140,7 @@ ot_obj *ot_kernel_of(occa_tools_data_t *slot, const char *name, ot_obj *device) 
         ot_obj *fresh = ot_kernel_new(name, NULL, NULL, 0, device);
         void *expected = NULL;
         if (s && fresh && !atomic_compare_exchange_strong(&s->kernel, &expected, fresh)) {
-          free(fresh);
+          ot_free(fresh);
           fresh = expected;
         }
         k = fresh;
@@ -222,7 +224,7 @@ ot_obj *ot_memory_of(occa_tools_data_t *slot) {
     return NULL;
   ot_obj *won = ot_publish(slot, m);
   if (won != m)
-    free(m);
+    ot_free(m);
   return won;
 }
 
@@ -231,10 +233,12 @@ void ot_memory_publish(ot_obj *m, occa_tools_data_t *slot, const void *address) 
   if (address) {
     pthread_once(&addr_once, addr_init);
     uint32_t b = addr_bucket(m->address);
+    int c = ot_cancel_off();
     pthread_mutex_lock(&addr_mu[b % ADDR_LOCKS]);
     m->hnext = addr_map[b];
     addr_map[b] = m;
     pthread_mutex_unlock(&addr_mu[b % ADDR_LOCKS]);
+    ot_cancel_restore(c);
   }
   if (slot)
     __atomic_store_n(&slot->ptr, m, __ATOMIC_RELEASE);
@@ -244,6 +248,7 @@ void ot_memory_publish(ot_obj *m, occa_tools_data_t *slot, const void *address) 
 void ot_memory_retire(ot_obj *m) {
   if (!m)
     return;
+  int c = ot_cancel_off();
   if (m->address) {
     uint32_t b = addr_bucket(m->address);
     pthread_mutex_lock(&addr_mu[b % ADDR_LOCKS]);
@@ -256,6 +261,7 @@ void ot_memory_retire(ot_obj *m) {
     pthread_mutex_unlock(&addr_mu[b % ADDR_LOCKS]);
   }
   free(m);
+  ot_cancel_restore(c);
 }
 
 int ot_memory_tag(const void *address, const char *tag) {
@@ -265,6 +271,7 @@ int ot_memory_tag(const void *address, const char *tag) {
   uint32_t b = addr_bucket((uintptr_t)address);
   int found = -1;
   ot_str *s = ot_intern(tag);
+  int c = ot_cancel_off();
   pthread_mutex_lock(&addr_mu[b % ADDR_LOCKS]);
   for (ot_obj *m = addr_map[b]; m; m = m->hnext) {
     if (m->address == (uintptr_t)address) {
@@ -280,5 +287,6 @@ int ot_memory_tag(const void *address, const char *tag) {
     }
   }
   pthread_mutex_unlock(&addr_mu[b % ADDR_LOCKS]);
+  ot_cancel_restore(c);
   return found;
 }

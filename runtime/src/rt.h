@@ -19,11 +19,43 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "occa_tools.h"
 #include "ot_internal.h"
 
 #define OT_LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* A program may let its threads be cancelled asynchronously
+ * (PTHREAD_CANCEL_ASYNCHRONOUS), anywhere. A thread cancelled while it held
+ * a lock of the runtime or was inside malloc left it held: the process hung
+ * at its next malloc or new name. So the slow paths that lock or allocate
+ * hold cancellation off, and a cancellation asked for meanwhile happens
+ * once they are done. Both the type and the state: glibc (2.36) acts on a
+ * cancellation signal already sent by the type alone, whatever the state,
+ * and on a deferred one at a cancellation point (nanosleep) by the state.
+ * Both calls are async-cancel-safe. The hot path takes no lock and
+ * allocates nothing: a thread cancelled in it loses the record it was
+ * writing, with the thread. */
+static inline int ot_cancel_off(void) {
+  int type, state;
+  pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+  return type << 8 | state;
+}
+
+static inline void ot_cancel_restore(int old) {
+  int ignored;
+  pthread_setcancelstate(old & 0xff, &ignored);
+  pthread_setcanceltype(old >> 8, &ignored);
+}
+
+/* free() of what a thread allocated and then did not publish. */
+static inline void ot_free(void *p) {
+  int c = ot_cancel_off();
+  free(p);
+  ot_cancel_restore(c);
+}
 #define OT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define OT_HIDDEN __attribute__((visibility("hidden")))
 #define OT_TLS __thread __attribute__((tls_model("initial-exec")))

@@ -51,6 +51,7 @@ ot_str *ot_intern(const char *s) {
    * a lock another thread held then is held for ever there. */
   if (ot_forked_child())
     return NULL;
+  int c = ot_cancel_off();
   pthread_mutex_lock(&str_mu);
   ot_str *found = NULL;
   uint32_t i = (uint32_t)h & mask;
@@ -81,6 +82,7 @@ ot_str *ot_intern(const char *s) {
     }
   }
   pthread_mutex_unlock(&str_mu);
+  ot_cancel_restore(c);
   if (!found)
     ot_count_drop(OT_DROP_STRING_TABLE_FULL, 1);
   return found;
@@ -91,6 +93,7 @@ void ot_def(unsigned kind, unsigned nargs, const uint64_t *args, const char *tex
   uint64_t need = 8 + 8ull * nargs + ((text_len + 7u) & ~7u);
   if (ot_forked_child()) /* as in ot_intern; nobody would write it there */
     return;
+  int c = ot_cancel_off();
   pthread_mutex_lock(&defs_mu);
   if (defs_len + need > defs_cap) {
     uint64_t cap = defs_cap ? defs_cap * 2 : 64 * 1024;
@@ -99,6 +102,7 @@ void ot_def(unsigned kind, unsigned nargs, const uint64_t *args, const char *tex
     uint8_t *grown = cap <= DEFS_MAX ? realloc(defs, cap) : NULL;
     if (!grown) {
       pthread_mutex_unlock(&defs_mu);
+      ot_cancel_restore(c);
       ot_count_drop(OT_DROP_DEFINITION_QUEUE_FULL, 1);
       return;
     }
@@ -117,6 +121,7 @@ void ot_def(unsigned kind, unsigned nargs, const uint64_t *args, const char *tex
   }
   defs_len += need;
   pthread_mutex_unlock(&defs_mu);
+  ot_cancel_restore(c);
 }
 
 /* Moves whole entries, oldest first, into dst. */
