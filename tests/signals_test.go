@@ -304,3 +304,33 @@ func firstLines(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
 	return strings.Join(l[:min(n, len(l))], "\n")
 }
+
+// A program with its own 16 KiB signal stack (as for a SIGSEGV handler)
+// and a SIGALRM handler, installed without SA_ONSTACK, that uses 64 KiB of
+// stack: SA_ONSTACK added to every handler ran it on the small stack, and
+// the program died of SIGSEGV, linked and through the preload shim. Only
+// the handlers of signals that may land on the Go runtime's threads get it
+// now; this one runs where the program said, 5 times, and reads back as
+// installed. The trace holds the 5 regions around the alarms.
+func TestAlarmHandlerKeepsItsStack(t *testing.T) {
+	const want = "itimer: alarm handler ours, SA_ONSTACK clear, calls 5\n"
+	if u := runTraced(t, "itimer", "[output]\n", untraced, "altstack"); u.exit != "exit 0" || u.stdout != want {
+		t.Fatalf("untraced: %s, stdout %q\n%s", u.exit, u.stdout, u.stderr)
+	}
+	for _, mode := range []int{linked, shim} {
+		got := runTraced(t, "itimer", "[output]\n", mode, "altstack")
+		name := modeNames[mode]
+		if got.exit != "exit 0" || got.stdout != want || got.stderr != "" {
+			t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing", name, got.exit, got.stdout, firstLines(got.stderr, 5), want)
+			continue
+		}
+		if len(got.traces) != 1 {
+			t.Fatalf("%s: traces %v", name, got.traces)
+		}
+		g := readTrace(t, got.traces[0])
+		if g.err != nil || g.stats == nil || !g.stats.Final || g.counts[trace.RegionPush] != 5 || g.counts[trace.RegionPop] != 5 {
+			t.Errorf("%s: trace: %v, final %v, %d pushes, %d pops; want complete, 5, 5", name, g.err, g.stats != nil && g.stats.Final,
+				g.counts[trace.RegionPush], g.counts[trace.RegionPop])
+		}
+	}
+}

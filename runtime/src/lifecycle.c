@@ -332,11 +332,15 @@ void ot_signals_rearm(void) {
  * program's handler then ran on a goroutine's small stack and broke it:
  * "fatal error: fault" within a second. Go asks non-Go code for SA_ONSTACK,
  * which runs a handler on the thread's signal stack (Go gives each of its
- * threads one; the program's own threads are unchanged unless they set up
- * one themselves). So while the core is loaded, every handler of the
- * program but the managed exit signals' (which its threads block) is
- * installed with SA_ONSTACK, those installed before the core loaded
- * included, and sigaction() reads back the flags the program gave. */
+ * threads one). So while the core is loaded, the program's handlers of the
+ * asynchronous signals that Go leaves unblocked on its threads (its
+ * sigtable's _SigUnblock ones: SIGPROF, SIGCHLD, SIGSTKFLT; SIGURG below)
+ * are installed with SA_ONSTACK, those installed before the core loaded
+ * included, and sigaction() reads back the flags the program gave. The
+ * others land on the program's threads only (the core loads with them
+ * blocked) and keep the stack the program chose: with SA_ONSTACK on every
+ * handler, a SIGALRM handler using 64 KiB of stack ran on the 16 KiB signal
+ * stack its program had set up for SIGSEGV, and crashed it. */
 
 static _Atomic int core_loaded;
 static _Atomic unsigned char onstack_added[NSIG]; /* by the tool, not the program */
@@ -344,6 +348,8 @@ static _Atomic unsigned char onstack_added[NSIG]; /* by the tool, not the progra
 static int is_function(const struct sigaction *a) {
   return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
 }
+
+static int on_go_threads(int sig) { return sig == SIGPROF || sig == SIGCHLD || sig == SIGSTKFLT; }
 
 /* SIGURG: the Go runtime signals its own threads with it (tgkill) to
  * preempt a goroutine, and a handler the program installed for SIGURG
@@ -418,7 +424,7 @@ static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction 
     return next(sig, act, oact);
   struct sigaction mine;
   int added = 0;
-  if (act && is_function(act) && !(act->sa_flags & SA_ONSTACK)) {
+  if (act && is_function(act) && !(act->sa_flags & SA_ONSTACK) && on_go_threads(sig)) {
     mine = *act;
     mine.sa_flags |= SA_ONSTACK;
     act = &mine;
@@ -437,15 +443,15 @@ static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction 
 }
 
 /* Before the core loads: the handlers already there (another library's
- * constructor) get SA_ONSTACK too. */
+ * constructor) get SA_ONSTACK too, where they need it. */
 static void onstack_existing(void) {
   if (!next_sigaction())
     return;
   for (int sig = 1; sig < NSIG; sig++) {
     struct sigaction cur;
     memset(&cur, 0, sizeof cur);
-    if (sig == SIGKILL || sig == SIGSTOP || signal_index(sig) >= 0 || real_sigaction(sig, NULL, &cur) != 0 ||
-        !is_function(&cur) || (cur.sa_flags & SA_ONSTACK))
+    if (!on_go_threads(sig) || real_sigaction(sig, NULL, &cur) != 0 || !is_function(&cur) ||
+        (cur.sa_flags & SA_ONSTACK))
       continue;
     cur.sa_flags |= SA_ONSTACK;
     if (real_sigaction(sig, &cur, NULL) == 0)

@@ -12,6 +12,11 @@
  *                             the same recording, and 5 SIGURGs sent to
  *                             itself with kill(): prints how many calls the
  *                             handler had (5 untraced)
+ *   itimer altstack           a 16 KiB signal stack (sigaltstack, as for a
+ *                             SIGSEGV handler) and a SIGALRM handler without
+ *                             SA_ONSTACK that uses 64 KiB of stack, raised 5
+ *                             times in regions: prints how many calls the
+ *                             handler had and how it reads back
  *
  * The region calls go through dlsym, so that the -plain build runs without
  * the runtime (untraced, or under the preload shim). */
@@ -24,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t ticks, urgs;
+static volatile sig_atomic_t ticks, urgs, alarms;
 static void on_prof(int sig) {
   (void)sig;
   ticks++;
@@ -32,6 +37,12 @@ static void on_prof(int sig) {
 static void on_urg(int sig) {
   (void)sig;
   urgs++;
+}
+
+static void on_alarm(int sig) {
+  volatile char big[64 * 1024];
+  memset((char *)big, sig, sizeof big);
+  alarms += big[sizeof big - 1] == sig;
 }
 
 static double seconds(void) {
@@ -56,12 +67,34 @@ static void record(double secs) {
 
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
-                    strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg\n");
+                    strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0 &&
+                    strcmp(argv[1], "altstack") != 0)) {
+    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg|altstack\n");
     return 2;
   }
   *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
   *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
+  if (strcmp(argv[1], "altstack") == 0) {
+    static char alt[16 * 1024];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    for (int i = 0; i < 5 && push && pop; i++) {
+      push("alarm");
+      raise(SIGALRM);
+      pop();
+    }
+    for (int i = 0; i < 5 && !(push && pop); i++)
+      raise(SIGALRM);
+    struct sigaction back;
+    sigaction(SIGALRM, NULL, &back);
+    printf("itimer: alarm handler %s, SA_ONSTACK %s, calls %d\n", back.sa_handler == on_alarm ? "ours" : "other",
+           (back.sa_flags & SA_ONSTACK) ? "set" : "clear", (int)alarms);
+    return 0;
+  }
   if (strcmp(argv[1], "urg") == 0) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
