@@ -321,6 +321,33 @@ func TestBatchOrder(t *testing.T) {
 	}
 }
 
+// ForgetThreads drops the ends of the threads whose last batch ended
+// before the cut: a later batch of such a thread is no longer checked
+// against it, while a thread that ended at or after the cut still is.
+func TestForgetThreads(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for th, at := range map[uint32]int64{1: 500, 2: 900} {
+		b := w.Batch(th)
+		b.Add(trace.Marker, at, 0)
+		if err := w.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.ForgetThreads(900)
+	for th, want := range map[uint32]string{1: "", 2: "before the thread's previous batch ended at 900 ns"} {
+		b := trace.NewBatch(th, 0) // not raised to the thread's end, as w.Batch would
+		b.Add(trace.Marker, 400, 0)
+		err := w.WriteBatch(b)
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("thread %d: a batch at 400 ns after the cut: %v, want %q", th, err, want)
+		}
+	}
+}
+
 func TestWriterErrors(t *testing.T) {
 	var buf bytes.Buffer
 	if _, err := trace.NewWriter(&buf, tracetest.Header(), trace.WithLevel(9)); err == nil {

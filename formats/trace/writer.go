@@ -217,6 +217,19 @@ func (w *Writer) EncodeBatch(b *Batch) ([]byte, error) {
 	return b.chunk, nil
 }
 
+// ForgetThreads lets go of what the writer keeps of each thread whose last
+// batch ended before t (ns): the end that the thread's next batch is
+// checked against. A process that makes a thread per task would otherwise
+// keep an entry per thread it ever had. A later batch of a forgotten
+// thread is not checked.
+func (w *Writer) ForgetThreads(t int64) {
+	for th, end := range w.threadEnd {
+		if end < t {
+			delete(w.threadEnd, th)
+		}
+	}
+}
+
 // WriteEncoded appends a batch encoded by EncodeBatch to the file, counts
 // its events and resets it. It refuses (writing nothing) a batch that starts
 // before the thread's previous batch ended (FORMAT.md §5): a thread's

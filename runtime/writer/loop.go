@@ -197,8 +197,31 @@ func (l *Loop) cycle(periodic, tryDefs bool) {
 	l.writeTool()
 	if periodic {
 		l.writeClockAndStats(false)
+		l.forgetIdleFloors()
 	}
 	l.checkByteBudget()
+}
+
+// floorHorizon is how long after a thread's last event the loop forgets
+// its floor: a thread that records again that much later starts above it
+// anyway (clocks of two CPUs differ by far less). A program that makes a
+// thread per task grew this map and the trace writer's for ever: 400,000
+// threads held 18 MiB more than 40,000.
+const floorHorizon = 10 * time.Second
+
+// forgetIdleFloors drops the floors of the threads idle past floorHorizon,
+// once there are many, and what the trace writer keeps of them.
+func (l *Loop) forgetIdleFloors() {
+	if len(l.floor) < 1024 {
+		return
+	}
+	cut := l.now() - int64(floorHorizon)
+	for th, t := range l.floor {
+		if t < cut {
+			delete(l.floor, th)
+		}
+	}
+	l.tw.ForgetThreads(cut)
 }
 
 // collect takes the cycle's spans before the definitions, so that every

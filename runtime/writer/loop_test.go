@@ -387,3 +387,37 @@ func TestLoopFlushRequestedDuringWake(t *testing.T) {
 		t.Errorf("the flush was reported done with %d of 2 spans written (the live buffer's was left for later)", h.doneBefore)
 	}
 }
+
+// Once it holds many, the loop forgets the floors of the threads idle for
+// floorHorizon, and the trace writer their ends: a program that makes a
+// thread per task grew both for ever. A thread that records again keeps
+// its floor, and its events are written.
+func TestLoopForgetsIdleThreads(t *testing.T) {
+	h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Start: time.Now()})
+	const threads = 2000
+	for th := uint32(1); th <= threads; th++ {
+		h.full = append(h.full, Span{Data: rawRecord(20_000+uint64(th), trace.Marker, 1), Thread: th, Slot: th, Full: true})
+	}
+	l.cycle(true, false)
+	if len(l.floor) != threads {
+		t.Fatalf("%d floors after %d threads recorded, want all of them", len(l.floor), threads)
+	}
+	h.mu.Lock()
+	h.ticks += uint64(2 * floorHorizon)
+	again := h.ticks + 500
+	h.mu.Unlock()
+	h.full = []Span{{Data: rawRecord(again, trace.Marker, 1), Thread: 7, Slot: 0, Full: true}}
+	l.cycle(true, false)
+	if _, ok := l.floor[7]; len(l.floor) != 1 || !ok {
+		t.Errorf("%d floors after the others were idle for %v, want thread 7's only", len(l.floor), 2*floorHorizon)
+	}
+	if s := tw.Stats(); s.Events[trace.Marker] != threads+1 {
+		t.Errorf("%d markers written, want %d", s.Events[trace.Marker], threads+1)
+	}
+}
