@@ -221,9 +221,10 @@ $(STRESS): tests/workload/stress.c runtime/include/occa_tools.h $(BUILD)/lib/lib
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Iruntime/include -o $@ $< \
 	  -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
-# OpenMP programs for the OMPT tool's tests (tests/openmp): LLVM's libomp is
-# the OpenMP runtime with OMPT, so they need clang and libomp-dev; without
-# them they are skipped (tests/openmp then skips, except under CI).
+# OpenMP programs for the OMPT tool's tests (tests/openmp), and the same
+# linked with another OMPT tool after the runtime (othertool): LLVM's libomp
+# is the OpenMP runtime with OMPT, so they need clang and libomp-dev;
+# without them they are skipped (tests/openmp then skips, except under CI).
 OMP_CC ?= clang
 OMP_PROGRAMS = $(TEST_BIN)/omp-programs
 .PHONY: omp-programs
@@ -236,7 +237,12 @@ omp-programs: $(BUILD)/lib/libocca_tools.so
 	  $(OMP_CC) -O2 -g -std=c11 -fopenmp -Wall -Wextra -Werror -Iruntime/include -o $(OMP_PROGRAMS) \
 	    tests/openmp/programs/programs.c -L$(BUILD)/lib -locca_tools -Wl,-rpath,'$$ORIGIN/../lib' && \
 	  $(OMP_CC) -O2 -g -std=c11 -fopenmp -Wall -Wextra -Werror -DPLAIN -o $(OMP_PROGRAMS)-plain \
-	    tests/openmp/programs/programs.c; \
+	    tests/openmp/programs/programs.c && \
+	  $(OMP_CC) -O2 -g -std=c11 -fopenmp -Wall -Wextra -Werror -shared -fPIC -o $(TEST_BIN)/libothertool.so \
+	    tests/openmp/programs/othertool.c && \
+	  $(OMP_CC) -O2 -g -std=c11 -fopenmp -Wall -Wextra -Werror -Iruntime/include -o $(OMP_PROGRAMS)-othertool \
+	    tests/openmp/programs/programs.c -L$(BUILD)/lib -L$(TEST_BIN) -Wl,--no-as-needed -locca_tools -lothertool \
+	    -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../lib' -Wl,-rpath,'$$ORIGIN'; \
 	else echo "omp-programs: skipped: no $(OMP_CC) with OpenMP (apt-get install clang libomp-dev)"; fi
 
 # The stand-in libocca and the OCCA-like programs that test the OCCA

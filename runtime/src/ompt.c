@@ -4,7 +4,11 @@
  * for ompt_start_tool in the process when it starts, or loads the libraries
  * named by OMP_TOOL_LIBRARIES and looks there. Ours answers only while the
  * runtime records (a config is set) and the config enables some kind of the
- * "openmp" domain; otherwise the OpenMP runtime runs with no tool at all.
+ * "openmp" domain; otherwise it hands the question to the next definition
+ * in the process, another tool's: a program linked with this library and
+ * with another OpenMP tool after it had that tool silently disabled, even
+ * untraced. A process has one tool: tracing OpenMP takes the place of
+ * another one, which is said in a warning.
  *
  * Scope (openmp.scope): "kernels" records a parallel region only when the
  * thread that begins it is inside a recorded OCCA kernel launch (or inside
@@ -17,6 +21,8 @@
  * of its open implicit tasks and work/sync regions so an end finds its begin
  * (OMPT gives ends no slot of their own). Ids come from the correlation id
  * space, so begin/end pairs read like calls (FORMAT.md §4). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -402,14 +408,40 @@ static void finalize(ompt_data_t *tool_data) {
   ompt_active = 0;
 }
 
+/* Whether fn, a definition of ompt_start_tool, is an OpenMP runtime's own
+ * (LLVM's and Intel's define a weak one that asks the next definition):
+ * not a tool to warn about. */
+static int is_runtime_stub(void *fn) {
+  Dl_info info;
+  if (!dladdr(fn, &info) || !info.dli_fname)
+    return 0;
+  void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h)
+    return 0;
+  /* In that same object: dlsym also searches the object's dependencies. */
+  void *fork_call = dlsym(h, "__kmpc_fork_call");
+  Dl_info where;
+  int runtime = fork_call && dladdr(fork_call, &where) && where.dli_fbase == info.dli_fbase;
+  dlclose(h);
+  return runtime;
+}
+
 OCCA_TOOLS_API ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
                                                        const char *runtime_version);
 
 ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version) {
   static ompt_start_tool_result_t result = {initialize, finalize, {0}};
-  (void)omp_version;
-  if (!in_state() || (atomic_load(&ot_kinds) & omp_kinds) == 0)
-    return NULL; /* not tracing, or no OpenMP kind enabled: no tool */
+  typedef ompt_start_tool_result_t *(*start_tool_fn)(unsigned int, const char *);
+  start_tool_fn next = (start_tool_fn)dlsym(RTLD_NEXT, "ompt_start_tool");
+  if (!in_state() || (atomic_load(&ot_kinds) & omp_kinds) == 0) /* not tracing OpenMP */
+    return next ? next(omp_version, runtime_version) : NULL;
+  if (next && !is_runtime_stub((void *)next)) {
+    Dl_info other;
+    const char *where = dladdr((void *)next, &other) && other.dli_fname ? other.dli_fname : "another library";
+    ot_log(OT_LOG_WARN, "OMPT: the OpenMP tool in %s is not started, since an OpenMP runtime has one tool and "
+                        "this trace records OpenMP; leave openmp out of [events] to let it run",
+           where);
+  }
   ot_log(OT_LOG_DEBUG, "OMPT: %s asked for a tool", runtime_version ? runtime_version : "an OpenMP runtime");
   return &result;
 }

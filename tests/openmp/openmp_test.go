@@ -468,3 +468,72 @@ func TestUntraced(t *testing.T) {
 		t.Errorf("traces written without a config: %v", m)
 	}
 }
+
+// A program linked with libocca_tools and with another OpenMP tool after
+// it: the OpenMP runtime asks the first ompt_start_tool in the process,
+// ours, which used to answer no tool without asking the next one, so the
+// other tool never started, even untraced. Now it starts whenever this
+// trace does not record OpenMP; when it does, the process has one tool,
+// ours, and one warning names the other.
+func TestAnotherTool(t *testing.T) {
+	prog := programs + "-othertool"
+	for _, c := range []struct {
+		name, config string
+		started      bool // the other tool
+		warning      string
+		ompEvents    bool
+	}{
+		{"untraced", "", true, "", false},
+		{"traced without openmp", "[events]\ndisable = [\"openmp\"]", true, "", false},
+		{"traced with openmp", all, false, "is not started, since an OpenMP runtime has one tool and this trace records OpenMP", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := append(os.Environ(), "OCCA_TOOLS_CONFIG=")
+			if c.config != "" {
+				cfg := filepath.Join(dir, "trace.toml")
+				if err := os.WriteFile(cfg, []byte(c.config+"\n[output]\ndirectory = \""+dir+"/out\"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				env = append(env, "OCCA_TOOLS_CONFIG="+cfg)
+			}
+			cmd := testproc.Command(t, prog, "diamond")
+			cmd.Env = env
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil || string(out) != "ok d=5\n" {
+				t.Fatalf("%v, %q\n%s", err, out, stderr.String())
+			}
+			if started := strings.Contains(stderr.String(), "othertool: started\n"); started != c.started {
+				t.Errorf("other tool started %v, want %v; stderr:\n%s", started, c.started, stderr.String())
+			}
+			if c.warning != "" && strings.Count(stderr.String(), c.warning) != 1 {
+				t.Errorf("stderr has not one warning %q:\n%s", c.warning, stderr.String())
+			}
+			if c.warning == "" && strings.Contains(stderr.String(), "WRN") {
+				t.Errorf("a warning:\n%s", stderr.String())
+			}
+			if c.config == "" {
+				return
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
+			if len(files) != 1 {
+				t.Fatalf("traces %v", files)
+			}
+			ev, err := occatest.ReadEvents(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, e := range ev.Events {
+				if e.Kind == trace.OmpTaskCreate {
+					n++
+				}
+			}
+			if (n == 4) != c.ompEvents || (n != 0 && n != 4) {
+				t.Errorf("%d task creates in the trace, want %d", n, map[bool]int{true: 4, false: 0}[c.ompEvents])
+			}
+		})
+	}
+}
