@@ -10,15 +10,25 @@
  * them. The owned set is made once, in the constructor (ot_fds_mark before
  * the core loads, ot_fds_claim after it started), and only read after.
  *
+ * Launchers and test harnesses also dup2 their files onto fixed low numbers
+ * (3, 4, ...). One of those was the Go poller's epoll descriptor: the
+ * runtime aborted the process ("netpoll failed"), after the trace's chunks
+ * had gone into the program's file. So while the core starts, placeholders
+ * hold the free descriptors below fd_base (ot_fds_hold_low), and the
+ * core's descriptors land above it.
+ *
  * Not covered: the raw close_range/close system calls (the Go side then stops
  * writing instead of corrupting the reused descriptor, runtime/core), and
- * dup2/dup3 onto one of the tool's descriptors. */
+ * dup2/dup3 onto one of the tool's descriptors, now far above the numbers
+ * programs pick. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -61,6 +71,44 @@ static int list_fds(int *out, int cap) {
 }
 
 void ot_fds_mark(void) { nseen = list_fds(seen, MAX_SEEN); }
+
+/* The descriptors the core opens as it starts go at or above fd_base: half
+ * the open files limit, at most 512 (under a limit of 128 or less, below
+ * which placeholders would crowd the program out, they go where they fall). */
+enum { FD_BASE_MAX = 512, FD_BASE_MIN_LIMIT = 128 };
+static int placeholders[FD_BASE_MAX];
+static int nplaceholders;
+
+void ot_fds_hold_low(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < FD_BASE_MIN_LIMIT)
+    return;
+  int base = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 2 > FD_BASE_MAX ? FD_BASE_MAX : (int)(rl.rlim_cur / 2);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0)
+    return;
+  if (null >= base) {
+    close(null);
+    return;
+  }
+  placeholders[nplaceholders++] = null;
+  while (nplaceholders < base) {
+    int fd = fcntl(null, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+      break;
+    if (fd >= base) { /* every free one below is held */
+      close(fd);
+      break;
+    }
+    placeholders[nplaceholders++] = fd;
+  }
+}
+
+void ot_fds_release_low(void) {
+  for (int i = 0; i < nplaceholders; i++)
+    syscall(SYS_close, placeholders[i]);
+  nplaceholders = 0;
+}
 
 void ot_fds_claim(int trace) {
   int now[MAX_SEEN];

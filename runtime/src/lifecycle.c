@@ -1108,7 +1108,11 @@ __attribute__((constructor)) static void ot_init(void) {
     goto out;
   ot_cfg.tsc_usable = ot_tsc_usable();
   ot_cfg.trace_fd = -1;
+  /* The core's descriptors (its poller's, the trace file) go high, out of
+   * the way of the numbers programs dup2 onto (fds.c). */
+  ot_fds_hold_low();
   int rc = ot_core.start(&host, &ot_cfg);
+  ot_fds_release_low();
   /* Untraced or not, the Go runtime lives on in the process, and so do its
    * threads and its poller's descriptor. */
   ot_lastthread_core_started();

@@ -471,6 +471,8 @@ OT_HIDDEN int ot_forked_child(void);
 /* The descriptors the tool owns (fds.c): those open before the core loads
  * are the application's; those the core's start opened are the tool's. */
 OT_HIDDEN void ot_fds_mark(void);
+OT_HIDDEN void ot_fds_hold_low(void);
+OT_HIDDEN void ot_fds_release_low(void);
 OT_HIDDEN void ot_fds_claim(int trace_fd);
 OT_HIDDEN void ot_update_public_mask(void);
 OT_HIDDEN void ot_critical(uint32_t kind, uint64_t count, const char *message);

@@ -3,10 +3,11 @@
  * process-spawning code do, then opens and writes a file of its own, while
  * it records events (tests/descriptors_test.go).
  *
- *   closeall loop|range|from|stderr OUTFILE
+ *   closeall loop|range|from|stderr|dup2 OUTFILE
  *
  * loop: close() of 3..4095; range: close_range(3, ~0U, 0); from:
- * closefrom(3); stderr: close(2) only, so OUTFILE becomes descriptor 2. Markers "before" (N), then the closing, then "after" (N),
+ * closefrom(3); stderr: close(2) only, so OUTFILE becomes descriptor 2;
+ * dup2: /dev/null dup2'ed onto 3..63, as launchers set up fixed numbers. Markers "before" (N), then the closing, then "after" (N),
  * a pause of several flush intervals, "late" (N). OUTFILE is opened after
  * the closing (it takes the lowest free descriptor, one the tool may have
  * had) and gets exactly "app data\n". Prints one line: how many close()
@@ -36,7 +37,7 @@ static void markers(const char *name) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: closeall loop|range|from|stderr OUTFILE\n");
+    fprintf(stderr, "usage: closeall loop|range|from|stderr|dup2 OUTFILE\n");
     return 2;
   }
   *(void **)&marker = dlsym(RTLD_DEFAULT, "occa_tools_marker");
@@ -54,6 +55,13 @@ int main(int argc, char **argv) {
     closefrom(3);
   } else if (!strcmp(argv[1], "stderr")) {
     close(2);
+  } else if (!strcmp(argv[1], "dup2")) {
+    int null = open("/dev/null", O_WRONLY);
+    for (int fd = 3; fd < 64; fd++)
+      if (fd != null && dup2(null, fd) != fd) {
+        perror("dup2");
+        return 1;
+      }
   } else {
     fprintf(stderr, "closeall: unknown mode %s\n", argv[1]);
     return 2;
