@@ -60,6 +60,7 @@ enum { MAX_TOOL_THREADS = 256 };
 static _Atomic pid_t tool_tids[MAX_TOOL_THREADS];
 static _Atomic int ntool; /* may pass MAX_TOOL_THREADS: then some are unknown */
 static atomic_flag reaper_started = ATOMIC_FLAG_INIT;
+static _Atomic pid_t reaper_tid; /* the tool thread that is not the core's */
 
 static pid_t thread_id(void) { return (pid_t)syscall(SYS_gettid); }
 
@@ -107,6 +108,11 @@ static int record_tool_thread(pid_t tid) {
 }
 
 int ot_on_tool_thread(void) { return is_tool_thread(thread_id()); }
+
+int ot_on_core_thread(void) {
+  pid_t self = thread_id();
+  return self != atomic_load(&reaper_tid) && is_tool_thread(self);
+}
 
 void ot_lastthread_core_path(const char *path) {
   size_t n = strlen(path);
@@ -203,6 +209,7 @@ static int only_tool_threads_left(void) { return each_thread(main_or_tool) > 0; 
 
 static void *reaper(void *arg) {
   (void)arg;
+  atomic_store(&reaper_tid, thread_id());
   add_tool_thread(thread_id());
   const struct timespec period = {0, 5 * 1000 * 1000};
   for (;;) {

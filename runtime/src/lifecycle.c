@@ -615,10 +615,10 @@ static _Atomic int finished;      /* the final flush is done (ot_fini) */
 
 OT_EXPORT void exit(int status) {
   /* SHUTDOWN too: a later caller may come once the final flush has begun.
-   * Not on the tool's own threads (a critical callback that exits): the
-   * writer cannot wait for itself. */
+   * Not on the core's threads (a critical callback that exits): the writer
+   * cannot wait for itself. */
   int st = atomic_load(&ot_state);
-  if (getpid() == traced_pid && (st == OT_STATE_ACTIVE || st == OT_STATE_SHUTDOWN) && !ot_on_tool_thread()) {
+  if (getpid() == traced_pid && (st == OT_STATE_ACTIVE || st == OT_STATE_SHUTDOWN) && !ot_on_core_thread()) {
     pid_t self = (pid_t)syscall(SYS_gettid), first = 0;
     if (atomic_compare_exchange_strong(&exiting_tid, &first, self)) {
       ot_flush_recorded();
@@ -1156,9 +1156,9 @@ out:
 __attribute__((destructor)) static void ot_fini(void) {
   if (getpid() != traced_pid)
     return;
-  /* On a tool thread (a critical callback called exit()) the writer would
-   * wait for itself: the trace ends at its last flush instead. */
-  if (atomic_load(&ot_state) == OT_STATE_ACTIVE && !ot_on_tool_thread())
+  /* On a core's thread (a critical callback called exit()) the writer
+   * would wait for itself: the trace ends at its last flush instead. */
+  if (atomic_load(&ot_state) == OT_STATE_ACTIVE && !ot_on_core_thread())
     ot_core.shutdown();
   atomic_store(&finished, 1);
 }
