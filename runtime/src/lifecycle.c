@@ -8,8 +8,9 @@
  * they wait for.
  *
  * Exit: the library destructor makes the final flush (exit(), return from
- * main, exit() from a signal handler). SIGINT, SIGTERM, SIGHUP, SIGQUIT and
- * SIGABRT flush only when their default action is about to end the process
+ * main, exit() from a signal handler). The exit signals (exit_signals:
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGXCPU,
+ * SIGXFSZ) flush only when their default action is about to end the process
  * (see Signals below); the application's own handlers run untouched. So do
  * abort() after a handler of the application returned (Crashes below) and
  * SIGSEGV, SIGBUS and SIGFPE when nothing else handles them.
@@ -43,7 +44,12 @@ _Atomic int ot_state;
 ot_settings_t ot_cfg;
 ot_core_api_t ot_core;
 
-static const int exit_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
+/* The signals whose default action ends the process and that may land on
+ * the program's threads only (the core's threads block them): SIGPIPE
+ * (`prog | head`), SIGALRM (watchdogs), SIGXCPU and SIGXFSZ (resource
+ * limits, which batch systems set) killed a traced program without the
+ * final flush too. SIGUSR1 and SIGUSR2 may be the toggle signal. */
+static const int exit_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ};
 #define NEXIT (sizeof exit_signals / sizeof exit_signals[0])
 static _Atomic uint64_t final_requested; /* a dying signal wants the final flush */
 
