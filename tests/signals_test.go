@@ -119,8 +119,8 @@ func TestSignalSemanticsTracedAsUntraced(t *testing.T) {
 	// The signals managed since SIGINT's time: the seven plain
 	// dispositions and two flag sets, which cover their code paths (the
 	// flags are handled the same for every signal), to bound the time.
-	later := map[string]bool{"PIPE": true, "ALRM": true, "XCPU": true, "XFSZ": true}
-	for _, sig := range []string{"INT", "TERM", "HUP", "QUIT", "ABRT", "PIPE", "ALRM", "XCPU", "XFSZ"} {
+	later := map[string]bool{"PIPE": true, "ALRM": true, "XCPU": true, "XFSZ": true, "USR1": true, "USR2": true}
+	for _, sig := range []string{"INT", "TERM", "HUP", "QUIT", "ABRT", "PIPE", "ALRM", "XCPU", "XFSZ", "USR1", "USR2"} {
 		for i, d := range disps {
 			if later[sig] && i >= 7+4 {
 				continue

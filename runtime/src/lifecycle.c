@@ -10,7 +10,7 @@
  * Exit: the library destructor makes the final flush (exit(), return from
  * main, exit() from a signal handler). The exit signals (exit_signals:
  * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGXCPU,
- * SIGXFSZ) flush only when their default action is about to end the process
+ * SIGXFSZ, SIGUSR1, SIGUSR2 but the toggle signal) flush only when their default action is about to end the process
  * (see Signals below); the application's own handlers run untouched. So do
  * abort() after a handler of the application returned (Crashes below) and
  * SIGSEGV, SIGBUS and SIGFPE when nothing else handles them.
@@ -47,9 +47,12 @@ ot_core_api_t ot_core;
 /* The signals whose default action ends the process and that may land on
  * the program's threads only (the core's threads block them): SIGPIPE
  * (`prog | head`), SIGALRM (watchdogs), SIGXCPU and SIGXFSZ (resource
- * limits, which batch systems set) killed a traced program without the
- * final flush too. SIGUSR1 and SIGUSR2 may be the toggle signal. */
-static const int exit_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ};
+ * limits, which batch systems set), SIGUSR1 and SIGUSR2 (Slurm's --signal
+ * before the time limit) killed a traced program without the final flush
+ * too. The config's toggle signal, SIGUSR1 or SIGUSR2 among others, is the
+ * tool's own: not managed (toggle_index). */
+static const int exit_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGABRT,
+                                   SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2};
 #define NEXIT (sizeof exit_signals / sizeof exit_signals[0])
 static _Atomic uint64_t final_requested; /* a dying signal wants the final flush */
 
@@ -112,10 +115,12 @@ static int kernel_flags;            /* flags the kernel adds on its own (SA_REST
 static pid_t traced_pid;            /* the process the trace belongs to */
 static int snapshot_taken;
 
+static int toggle_index = -1; /* the toggle signal's index, set as the exit signals are settled */
+
 static int signal_index(int sig) {
   for (size_t i = 0; i < NEXIT; i++)
     if (exit_signals[i] == sig)
-      return (int)i;
+      return (int)i == toggle_index ? -1 : (int)i;
   return -1;
 }
 
@@ -290,6 +295,10 @@ void ot_signals_settle(void) {
   sigset_t saved;
   lock_signals(&saved);
   for (size_t i = 0; i < NEXIT; i++) {
+    if (tracing && exit_signals[i] == ot_cfg.toggle_signal) {
+      toggle_index = (int)i; /* its handler, the tool's, is in place */
+      continue;
+    }
     if (tracing)
       apply(i);
     else
@@ -310,7 +319,7 @@ void ot_signals_rearm(void) {
   for (size_t i = 0; i < NEXIT; i++) {
     struct sigaction cur;
     memset(&cur, 0, sizeof cur);
-    if (real_sigaction(exit_signals[i], NULL, &cur) != 0 || same_action(&cur, &set[i]))
+    if ((int)i == toggle_index || real_sigaction(exit_signals[i], NULL, &cur) != 0 || same_action(&cur, &set[i]))
       continue;
     if (is_ours(&cur)) {
       /* A saved copy of ours put back around sigaction() (system() does

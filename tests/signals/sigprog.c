@@ -6,7 +6,7 @@
  * untraced runs and for the preload shim).
  *
  * Usage: sigprog SIG BEFORE AFTER FLAGS [HANDLED]
- *   SIG     INT, TERM, HUP, QUIT, ABRT, PIPE, ALRM, XCPU or XFSZ
+ *   SIG     INT, TERM, HUP, QUIT, ABRT, PIPE, ALRM, XCPU, XFSZ, USR1 or USR2
  *   BEFORE  the disposition set before the tool starts (from .preinit_array,
  *           which runs before every library constructor, as a parent or an
  *           earlier library would leave it): dfl, ign or handler
@@ -88,7 +88,8 @@ static int parse_signal(const char *name) {
     const char *name;
     int sig;
   } names[] = {{"INT", SIGINT},   {"TERM", SIGTERM}, {"HUP", SIGHUP},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT},
-               {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ}};
+               {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+               {"USR1", SIGUSR1}, {"USR2", SIGUSR2}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(name, names[i].name))
       return names[i].sig;
