@@ -286,30 +286,51 @@ func TestProfilingSignalOnToolThreads(t *testing.T) {
 // sent itself (by kill, which may land on any thread), reads back its own
 // action, and the trace is complete, linked and through the preload shim.
 func TestURGHandlerGetsOnlyItsOwnSignals(t *testing.T) {
-	const want = "itimer: urg handler ours, SA_ONSTACK clear, calls 5\n"
-	if u := runTraced(t, "itimer", "[output]\n", untraced, "urg"); u.exit != "exit 0" || u.stdout != want {
-		t.Fatalf("untraced: %s, stdout %q\n%s", u.exit, u.stdout, u.stderr)
-	}
-	for _, mode := range []int{linked, shim} {
-		got := runTraced(t, "itimer", "[output]\n", mode, "urg")
-		name := modeNames[mode]
-		if got.exit != "exit 0" || got.stdout != want || got.stderr != "" {
-			t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing", name, got.exit, got.stdout, firstLines(got.stderr, 5), want)
-			continue
-		}
-		if len(got.traces) != 1 {
-			t.Fatalf("%s: traces %v", name, got.traces)
-		}
-		if g := countTrace(t, got.traces[0]); g.err != nil || g.stats == nil || !g.stats.Final {
-			t.Errorf("%s: trace not complete: %v", name, g.err)
-		}
-	}
+	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: urg handler ours, SA_ONSTACK clear, calls 5\n", "urg")
 }
 
 // firstLines is the first n lines of s.
 func firstLines(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
 	return strings.Join(l[:min(n, len(l))], "\n")
+}
+
+// tracedAsUntraced runs test program name untraced, then linked and
+// through the preload shim, with configText and args. The untraced run
+// must end with exit and print stdout; a traced run must do the same and
+// print nothing on stderr (else the test says how it differs). It returns
+// each traced run that did, with its complete trace's counts (countTrace),
+// by mode name.
+func tracedAsUntraced(t *testing.T, name, configText, exit, stdout string, args ...string) map[string]tracedRun {
+	t.Helper()
+	if u := runTraced(t, name, configText, untraced, args...); u.exit != exit || u.stdout != stdout {
+		t.Fatalf("untraced: %s, stdout %q; want %s, %q\n%s", u.exit, u.stdout, exit, stdout, u.stderr)
+	}
+	runs := map[string]tracedRun{}
+	for _, mode := range []int{linked, shim} {
+		got := runTraced(t, name, configText, mode, args...)
+		m := modeNames[mode]
+		if got.exit != exit || got.stdout != stdout || got.stderr != "" {
+			t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant %s, %q, nothing", m, got.exit, got.stdout, firstLines(got.stderr, 5), exit, stdout)
+			continue
+		}
+		if len(got.traces) != 1 {
+			t.Fatalf("%s: traces %v", m, got.traces)
+		}
+		g := countTrace(t, got.traces[0])
+		if g.err != nil || g.stats == nil || !g.stats.Final {
+			t.Errorf("%s: trace not complete: %v, stats %+v", m, g.err, g.stats)
+			continue
+		}
+		runs[m] = tracedRun{got, g}
+	}
+	return runs
+}
+
+// tracedRun is a traced run of a test program and its trace's counts.
+type tracedRun struct {
+	*sigRun
+	trace *got
 }
 
 // A program with its own 16 KiB signal stack (as for a SIGSEGV handler)
@@ -320,24 +341,10 @@ func firstLines(s string, n int) string {
 // now; this one runs where the program said, 5 times, and reads back as
 // installed. The trace holds the 5 regions around the alarms.
 func TestAlarmHandlerKeepsItsStack(t *testing.T) {
-	const want = "itimer: alarm handler ours, SA_ONSTACK clear, calls 5\n"
-	if u := runTraced(t, "itimer", "[output]\n", untraced, "altstack"); u.exit != "exit 0" || u.stdout != want {
-		t.Fatalf("untraced: %s, stdout %q\n%s", u.exit, u.stdout, u.stderr)
-	}
-	for _, mode := range []int{linked, shim} {
-		got := runTraced(t, "itimer", "[output]\n", mode, "altstack")
-		name := modeNames[mode]
-		if got.exit != "exit 0" || got.stdout != want || got.stderr != "" {
-			t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing", name, got.exit, got.stdout, firstLines(got.stderr, 5), want)
-			continue
-		}
-		if len(got.traces) != 1 {
-			t.Fatalf("%s: traces %v", name, got.traces)
-		}
-		g := readTrace(t, got.traces[0])
-		if g.err != nil || g.stats == nil || !g.stats.Final || g.counts[trace.RegionPush] != 5 || g.counts[trace.RegionPop] != 5 {
-			t.Errorf("%s: trace: %v, final %v, %d pushes, %d pops; want complete, 5, 5", name, g.err, g.stats != nil && g.stats.Final,
-				g.counts[trace.RegionPush], g.counts[trace.RegionPop])
+	runs := tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: alarm handler ours, SA_ONSTACK clear, calls 5\n", "altstack")
+	for mode, r := range runs {
+		if c := r.trace.counts; c[trace.RegionPush] != 5 || c[trace.RegionPop] != 5 {
+			t.Errorf("%s: %d pushes, %d pops; want 5, 5", mode, c[trace.RegionPush], c[trace.RegionPop])
 		}
 	}
 }
