@@ -1109,6 +1109,7 @@ static int load_core(void) {
            shown(path, buf, sizeof buf));
     return -1;
   }
+  ot_core_calls_guard(&ot_core);
   return 0;
 }
 

@@ -472,6 +472,9 @@ OT_HIDDEN void ot_signals_rearm(void);
 OT_HIDDEN int ot_forked_child(void);
 /* The descriptors the tool owns (fds.c): those open before the core loads
  * are the application's; those the core's start opened are the tool's. */
+/* corecall.c: makes every function of api run with a signal stack on the
+ * calling thread, which a call into Go from a thread it did not make needs. */
+OT_HIDDEN void ot_core_calls_guard(ot_core_api_t *api);
 OT_HIDDEN void ot_fds_mark(void);
 OT_HIDDEN void ot_fds_hold_low(void);
 OT_HIDDEN void ot_fds_release_low(void);
