@@ -10,8 +10,9 @@
  * Exit: the library destructor makes the final flush (exit(), return from
  * main, exit() from a signal handler). The exit signals (exit_signals:
  * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGXCPU,
- * SIGXFSZ, SIGUSR1, SIGUSR2 but the toggle signal) flush only when their default action is about to end the process
- * (see Signals below); the application's own handlers run untouched. So do
+ * SIGXFSZ, SIGUSR1 and SIGUSR2, but the toggle signal) flush only when
+ * their default action is about to end the process (see Signals below);
+ * the application's own handlers run untouched. So do
  * abort() after a handler of the application returned (Crashes below) and
  * SIGSEGV, SIGBUS and SIGFPE when nothing else handles them.
  *
@@ -102,10 +103,11 @@ static sigaction_fn real_sigaction; /* the next definition: libc's */
 typedef void (*abort_fn)(void);
 static abort_fn next_abort;         /* libc's abort() (Crashes below) */
 typedef void (*end_fn)(int);
-/* libc's _exit, _Exit, quick_exit and exit (Endings below) */
-static const char *const end_names[] = {"_exit", "_Exit", "quick_exit", "exit"};
+/* libc's _exit, _Exit and quick_exit, and its exit (Endings below) */
+static const char *const end_names[] = {"_exit", "_Exit", "quick_exit"};
 #define NEND (sizeof end_names / sizeof end_names[0])
 static end_fn next_end[NEND];
+static end_fn next_exit;
 static _Atomic int managing;        /* the exit signals are managed (ot_signals_settle) */
 static _Atomic int sig_lock;        /* guards app[], set[], oneshot_armed[] */
 static struct sigaction app[NEXIT]; /* what the application asked for */
@@ -578,6 +580,7 @@ __attribute__((constructor(101))) static void early_init(void) {
   next_abort = (abort_fn)dlsym(RTLD_NEXT, "abort");
   for (size_t e = 0; e < NEND; e++)
     next_end[e] = (end_fn)dlsym(RTLD_NEXT, end_names[e]);
+  next_exit = (end_fn)dlsym(RTLD_NEXT, "exit");
   for (int v = 0; v < 3; v++)
     if (!next_signal[v])
       next_signal[v] = (signal_fn)dlsym(RTLD_NEXT, signal_names[v]);
@@ -645,8 +648,8 @@ OT_EXPORT void exit(int status) {
       ot_cancel_restore(c);
     }
   }
-  if (next_end[3])
-    next_end[3](status);
+  if (next_exit)
+    next_exit(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }
