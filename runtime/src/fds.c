@@ -83,20 +83,20 @@ void ot_fds_hold_low(void) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < FD_BASE_MIN_LIMIT)
     return;
-  int base = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 2 > FD_BASE_MAX ? FD_BASE_MAX : (int)(rl.rlim_cur / 2);
+  int fd_base = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 2 > FD_BASE_MAX ? FD_BASE_MAX : (int)(rl.rlim_cur / 2);
   int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null < 0)
     return;
-  if (null >= base) {
+  if (null >= fd_base) {
     close(null);
     return;
   }
   placeholders[nplaceholders++] = null;
-  while (nplaceholders < base) {
+  while (nplaceholders < fd_base) {
     int fd = fcntl(null, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
       break;
-    if (fd >= base) { /* every free one below is held */
+    if (fd >= fd_base) { /* every free one below is held */
       close(fd);
       break;
     }
