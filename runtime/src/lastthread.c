@@ -21,8 +21,8 @@
  *
  * The Go runtime never ends its threads (an M lives as long as the
  * process), so a recorded id is never reused by a thread of the program.
- * The same record tells the SIGURG trampoline (lifecycle.c) which threads
- * are the core's.
+ * The same record, less the reaper, tells the SIGURG trampoline and exit()
+ * (lifecycle.c) which threads are the core's.
  *
  * A thread the tool cannot tell apart (its ids overflowed the table, the
  * core made it some other way, or the program dlopened libocca_tools.so.1
@@ -106,8 +106,6 @@ static int record_tool_thread(pid_t tid) {
   add_tool_thread(tid);
   return 1;
 }
-
-int ot_on_tool_thread(void) { return is_tool_thread(thread_id()); }
 
 int ot_on_core_thread(void) {
   pid_t self = thread_id();

@@ -397,7 +397,7 @@ static void call_action(const struct sigaction *a, int sig, siginfo_t *info, voi
 
 static void urg_trampoline(int sig, siginfo_t *info, void *ctx) {
   const urg_actions *a = atomic_load(&urg_now);
-  int from_go = info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_tool_thread();
+  int from_go = info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread();
   call_action(from_go ? &a->replaced : &a->program, sig, info, ctx);
 }
 

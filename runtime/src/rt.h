@@ -92,10 +92,9 @@ OT_HIDDEN extern ot_core_api_t ot_core;
  * apart from the application's. */
 OT_HIDDEN void ot_lastthread_core_path(const char *path);
 OT_HIDDEN void ot_lastthread_core_started(void);
-/* Whether the calling thread is one of the tool's (as far as known): the
- * core's, or the reaper (lastthread.c). Async-signal-safe. */
-OT_HIDDEN int ot_on_tool_thread(void);
-/* Whether it is one of the core's: the Go runtime's, where the writer runs. */
+/* Whether the calling thread is one of the core's (as far as known): the
+ * Go runtime's, where the writer runs; not the reaper (lastthread.c).
+ * Async-signal-safe. */
 OT_HIDDEN int ot_on_core_thread(void);
 
 /* Flushes what was recorded so far in the traced process (not in a vfork
