@@ -277,12 +277,13 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 	for _, i := range part.pick(allHdrs, env.Stderr, "convert") {
 		paths, index, ranks = append(paths, all[i]), append(index, i), append(ranks, rankOf(allHdrs[i], i))
 	}
+	sizes := fileSizes(paths) // read once: the groups, the progress line and the memory budget use them
 	// Each group's traces go one after another through one writer: a
 	// trace's own files, or a part's (Parquet).
 	var groups [][]int
 	fileNames := make([]string, len(paths)) // relative to the output directory
 	if o.part != nil {
-		groups = rankGroups(ranks, fileSizes(paths), jobs(*convertJobs))
+		groups = rankGroups(ranks, sizes, jobs(*convertJobs))
 		for k, g := range groups {
 			for _, i := range g {
 				fileNames[i] = table.GroupPath(analysis.Events.Name, part.i, part.n, k, o.ext)
@@ -320,10 +321,8 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 
 	var total, done atomic.Int64
 	offsets := make([]atomic.Int64, len(paths))
-	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil {
-			total.Add(st.Size())
-		}
+	for _, size := range sizes {
+		total.Add(size)
 	}
 	stop := startProgress(env, &total, &done, offsets)
 
@@ -350,10 +349,8 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 			}}
 		sink := func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) }
 		res, err := analysis.Read(paths[i], index[i], opts, sink)
-		if st, e := os.Stat(paths[i]); e == nil {
-			offsets[i].Store(0)
-			done.Add(st.Size())
-		}
+		offsets[i].Store(0)
+		done.Add(sizes[i])
 		if res != nil {
 			info := analysis.Info(res.Process, res)
 			shared.intern(&info)
@@ -386,7 +383,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		}
 		return err
 	}
-	cost := traceCost(paths, o.memory)
+	cost := traceCost(sizes, o.memory)
 	groupCost := func(k int) int64 { // its traces are read one at a time
 		var c int64
 		for _, i := range groups[k] {
@@ -555,17 +552,6 @@ func jobs(n int) int {
 		return runtime.GOMAXPROCS(0)
 	}
 	return n
-}
-
-// fileSizes returns the size of each file (0 where it cannot be read).
-func fileSizes(paths []string) []int64 {
-	sizes := make([]int64, len(paths))
-	for i, p := range paths {
-		if st, err := os.Stat(p); err == nil {
-			sizes[i] = st.Size()
-		}
-	}
-	return sizes
 }
 
 // rankGroups splits traces 0..len(ranks)-1 into at most n groups, each a

@@ -175,7 +175,7 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 	total = summary.NewCollector()
 	var mu sync.Mutex
 	// A 2 M-event trace of the workload (2.9 MB) held about 41 MB.
-	errs := analysis.Parallel(len(paths), *summaryJobs, tracesMemory, traceCost(paths, 14), func(i int) error {
+	errs := analysis.Parallel(len(paths), *summaryJobs, tracesMemory, traceCost(fileSizes(paths), 14), func(i int) error {
 		c := summary.NewCollector()
 		res, err := analysis.Read(paths[i], index[i], analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {

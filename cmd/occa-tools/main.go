@@ -89,17 +89,22 @@ func tuneGC() {
 // collector's limit above, it keeps the peak near 256 MiB.
 const tracesMemory = 128 << 20
 
-// traceCost returns the cost of reading the trace at paths[i] for
+// traceCost returns the cost of reading trace i, of sizes[i] bytes, for
 // analysis.Parallel: perByte bytes held per byte of trace file (measured
 // on the bundled workload's traces).
-func traceCost(paths []string, perByte int64) func(i int) int64 {
-	return func(i int) int64 {
-		st, err := os.Stat(paths[i])
-		if err != nil {
-			return 0
+func traceCost(sizes []int64, perByte int64) func(i int) int64 {
+	return func(i int) int64 { return sizes[i] * perByte }
+}
+
+// fileSizes returns the size of each file (0 where it cannot be read).
+func fileSizes(paths []string) []int64 {
+	sizes := make([]int64, len(paths))
+	for i, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			sizes[i] = st.Size()
 		}
-		return st.Size() * perByte
 	}
+	return sizes
 }
 
 // run runs the command line args and returns the exit status.
