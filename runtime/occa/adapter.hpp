@@ -338,8 +338,9 @@ bool start();  // at a CUDA device's setup with device times on; true when in us
 bool on();
 void launch_begin(uint64_t correlation_id);  // around OCCA's launch, on its thread
 void launch_end();
-void flush();  // reads the kernels' records (forced: where the kernels are done)
-bool take(uint64_t correlation_id, uint64_t *start, uint64_t *end);  // after flush
+void flush(bool forced);  // reads the completed kernels' records; forced at exit
+enum class Record { missing, complete, incomplete };
+Record take(uint64_t correlation_id, uint64_t *start, uint64_t *end);  // after flush
 }  // namespace cupti
 uint64_t untimed_launches();  // launches that asked for device time and got none
 

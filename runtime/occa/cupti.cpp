@@ -17,10 +17,15 @@
 // CUPTI calls back on entry to each cuLaunchKernel with its own correlation
 // id, which maps to ours; each kernel record then finds its launch. A launch
 // that ran several CUDA kernels gets one device time, first start to last
-// end. The records are read (a forced flush) where the tags would be: after
-// a finish or a blocking copy, when the kernels are done; a launch whose
-// record has not come yet waits for the next of those, or for exit
-// (timing.cpp, report_cupti).
+// end. The records are read where the tags would be: after a finish or a
+// blocking copy, when the kernels are done. That flush is not forced: a
+// forced one hands out records CUPTI has not completed, with start and end
+// 0, and no complete record follows. Seen on an H200 (CUDA 13.0): the
+// forced flush right after a stream's finish gave that stream's last kernel
+// so. Unforced, CUPTI holds back a buffer until each of its records is
+// complete; a launch whose record has not come waits for the next finish, or
+// for exit, where the flush is forced (timing.cpp, report_cupti). A record
+// incomplete even then leaves its launch untimed, and counted.
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -65,9 +70,11 @@ struct Library {
   Result (*flush_all)(uint32_t);
 } lib;
 
-// The time from one kernel's start to its end, on the host clock.
+// The time from a launch's first kernel start to its last kernel end, on
+// the host clock; incomplete when CUPTI gave a record without timestamps.
 struct Span {
   uint64_t start, end;
+  bool incomplete;
 };
 
 constexpr size_t buffer_bytes = 1 << 20;
@@ -117,19 +124,22 @@ void buffer_completed(void *, uint32_t, uint8_t *buffer, size_t, size_t valid) {
   std::lock_guard<std::mutex> g(mu);
   while (buffer && lib.next_record(buffer, valid, &record) == success) {
     const KernelRecord *k = static_cast<const KernelRecord *>(record);
-    if (k->kind != OT_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || k->end < k->start)
+    if (k->kind != OT_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
       continue;
     auto it = launch_of.find(k->correlation_id);
     if (it == launch_of.end())
       continue;  // not launched through OCCA with device times on
+    // CUPTI's "no timestamps" is 0 and 0; an end before the start is no time either.
+    bool incomplete = k->start == 0 || k->end < k->start;
     uint64_t start = uint64_t(int64_t(k->start) + clock_offset), end = uint64_t(int64_t(k->end) + clock_offset);
     try {
       if (spans.size() >= max_mapped && !spans.count(it->second))
         throw std::bad_alloc();  // launches never resolved: bound what they hold
-      auto s = spans.try_emplace(it->second, Span{start, end});
+      auto s = spans.try_emplace(it->second, Span{start, end, incomplete});
       if (!s.second) {
         s.first->second.start = std::min(s.first->second.start, start);
         s.first->second.end = std::max(s.first->second.end, end);
+        s.first->second.incomplete |= incomplete;
       }
     } catch (...) {  // no memory: this launch goes untimed
     }
@@ -236,17 +246,18 @@ bool on() { return on_; }
 void launch_begin(uint64_t correlation_id) { current_launch = correlation_id; }
 void launch_end() { current_launch = 0; }
 
-void flush() { lib.flush_all(OT_CUPTI_FLUSH_FORCED); }
+void flush(bool forced) { lib.flush_all(forced ? OT_CUPTI_FLUSH_FORCED : 0); }
 
-bool take(uint64_t correlation_id, uint64_t *start, uint64_t *end) {
+Record take(uint64_t correlation_id, uint64_t *start, uint64_t *end) {
   std::lock_guard<std::mutex> g(mu);
   auto it = spans.find(correlation_id);
   if (it == spans.end())
-    return false;
+    return Record::missing;
   *start = it->second.start;
   *end = it->second.end;
+  bool incomplete = it->second.incomplete;
   spans.erase(it);
-  return true;
+  return incomplete ? Record::incomplete : Record::complete;
 }
 
 }  // namespace cupti

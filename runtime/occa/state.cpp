@@ -115,6 +115,12 @@ void report_at_exit() {
         "finish, or blocking copy to the host, after those launches); their launches have "
         "host times only",
         static_cast<unsigned long long>(n));
+  if (uint64_t untimed = untimed_launches(); untimed && state.load() == ACTIVE)
+    log(OCCA_TOOLS_LOG_WARN,
+        "OCCA adapter: %llu kernel launches got no device time (a stream tag failed, CUPTI "
+        "gave a record without timestamps, the device was freed first, or too many launches "
+        "were waiting for theirs); their launches have host times only",
+        static_cast<unsigned long long>(untimed));
 }
 
 pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -163,16 +163,15 @@ bool place(occa::device *d, DeviceClock &c, Pending *p, int64_t *start, bool *ke
 
 // report_cupti hands p's kernel time to the runtime and deletes p, or
 // returns false when CUPTI has not delivered the record yet (when last is
-// false). Seen on an H200: the flushes right after a stream's finish, and at
-// the blocking copies and the device's free after it, all missed that
-// stream's last kernel, which came with the flush at exit (or the context's
-// end). So such a launch waits, its device going away or not, until exit.
+// false). CUPTI holds back a buffer until all its records are complete
+// (cupti.cpp), so a launch can wait past its stream's finish, its device
+// going away or not, until exit.
 bool report_cupti(Pending *p, bool last) {
   uint64_t start = 0, end = 0;
-  bool found = cupti::take(p->correlation_id, &start, &end);
-  if (!found && !last)
+  cupti::Record r = cupti::take(p->correlation_id, &start, &end);
+  if (r == cupti::Record::missing && !last)
     return false;
-  if (found)
+  if (r == cupti::Record::complete)
     api.kernel_device_time(p->correlation_id, start, end);
   else
     untimed.fetch_add(1, std::memory_order_relaxed);
@@ -195,7 +194,7 @@ void report(occa::device *d, std::vector<Pending *> &done) {
   // Before the clocks' lock: a flush can take a while, and CUPTI-timed
   // launches need no clock.
   if (std::any_of(done.begin(), done.end(), [](const Pending *p) { return p->cupti; }))
-    cupti::flush();
+    cupti::flush(false);
   std::unique_lock<std::mutex> g(clock_mu);
   DeviceClock *clock = nullptr;
   for (Pending *p : done) {
@@ -383,7 +382,7 @@ void resolve_at_exit() {
     return;
   // At exit, as NVIDIA's CUPTI samples do: CUDA and CUPTI end in their
   // library destructors, after the exit handlers.
-  cupti::flush();
+  cupti::flush(true);
   for (Pending *p : take([](Pending *p) { return p->cupti; }))
     report_cupti(p, true);
 }

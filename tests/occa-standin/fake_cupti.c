@@ -4,15 +4,21 @@
  * (standin.cpp) reports each kernel to it with fake_cupti_launch, which does
  * what the CUDA driver and CUPTI would: call the subscriber back on entry to
  * cuLaunchKernel with a new correlation id and on exit, and keep a kernel
- * record, in the layout of CUPTI's, for the next forced flush.
+ * record, in the layout of CUPTI's, for a later flush. As CUPTI does, an
+ * unforced flush delivers the held records only when every one of them is
+ * complete (they share a buffer); a forced flush delivers them all, the
+ * incomplete ones with start and end 0.
  *
  *   FAKE_CUPTI_OUT   a file: one line per kernel, "kernel CID START END"
  *                    (ns on the host clock), and "flush N" per flush that
  *                    delivered N records
- *   FAKE_CUPTI_LAG   flushes a record waits before delivery (0: the next),
- *                    as a real CUPTI's forced flush can miss the kernels
- *                    that just ended; at exit all are delivered, from an
- *                    exit handler that runs before the adapter's
+ *   FAKE_CUPTI_LAG   flushes a record stays incomplete (0: complete at the
+ *                    next), as a real CUPTI's records of kernels that just
+ *                    ended can be; at exit all are complete and delivered,
+ *                    from an exit handler that runs before the adapter's
+ *   FAKE_CUPTI_EXIT  "incomplete": that exit handler delivers nothing, so
+ *                    the adapter's forced flush at exit gets the records
+ *                    still incomplete
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -38,7 +44,7 @@ struct kernel_record {
 
 struct held {
   struct kernel_record record;
-  int wait; /* flushes left before delivery */
+  int wait; /* flushes left before it is complete */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -115,13 +121,21 @@ result cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record) 
   return OT_CUPTI_SUCCESS;
 }
 
-/* Delivers the records whose wait is over (all of them at exit) in one
- * buffer. */
-static void deliver(int at_exit) {
+enum how { unforced, forced, at_exit };
+
+/* One flush: the records held, in one buffer, when how and their
+ * completeness allow; each record still incomplete after it is a flush
+ * nearer completion. */
+static void deliver(enum how how) {
   uint8_t *buffer = NULL;
   size_t bytes = 0, max_records = 0, n = 0;
   pthread_mutex_lock(&mu);
-  if (!completed || nheld == 0) {
+  int all_complete = 1;
+  for (size_t i = 0; i < nheld; i++)
+    all_complete &= held[i].wait == 0;
+  if (!completed || nheld == 0 || (how == unforced && !all_complete)) {
+    for (size_t i = 0; i < nheld; i++)
+      held[i].wait -= held[i].wait > 0;
     pthread_mutex_unlock(&mu);
     return;
   }
@@ -129,12 +143,13 @@ static void deliver(int at_exit) {
   size_t keep = 0;
   for (size_t i = 0; i < nheld; i++) {
     struct held *h = &held[i];
-    if ((at_exit || h->wait == 0) && buffer && (n + 1) * sizeof(struct kernel_record) <= bytes) {
-      memcpy(buffer + n * sizeof(struct kernel_record), &h->record, sizeof(struct kernel_record));
+    if (buffer && (n + 1) * sizeof(struct kernel_record) <= bytes) {
+      struct kernel_record r = h->record;
+      if (how != at_exit && h->wait > 0)
+        r.head.start = r.head.end = 0; /* CUPTI's record without timestamps */
+      memcpy(buffer + n * sizeof(struct kernel_record), &r, sizeof r);
       n++;
     } else {
-      if (h->wait > 0)
-        h->wait--;
       held[keep++] = *h;
     }
   }
@@ -145,12 +160,15 @@ static void deliver(int at_exit) {
 }
 
 result cuptiActivityFlushAll(uint32_t flag) {
-  (void)flag;
-  deliver(0);
+  deliver(flag & OT_CUPTI_FLUSH_FORCED ? forced : unforced);
   return OT_CUPTI_SUCCESS;
 }
 
-static void flush_at_exit(void) { deliver(1); }
+static void flush_at_exit(void) {
+  const char *exit_how = getenv("FAKE_CUPTI_EXIT");
+  if (!exit_how || strcmp(exit_how, "incomplete") != 0)
+    deliver(at_exit);
+}
 
 /* Called by the stand-in for each kernel of its queued CUDA mode, with the
  * kernel's start and end (ns, host clock). */
