@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
@@ -114,5 +115,76 @@ func TestLeftOut(t *testing.T) {
 	if !bytes.Contains(b, []byte(fmt.Sprintf("device time (launch unknown) #%d", MaxLanes))) ||
 		bytes.Contains(b, []byte(fmt.Sprintf("device time (launch unknown) #%d", MaxLanes+1))) {
 		t.Errorf("not %d lanes", MaxLanes)
+	}
+}
+
+// TestCUDAStreamsFromH200 converts a trace of tests/occa/programs/streams.cpp
+// taken on an NVIDIA H200 (OCCA 2.0.0, CUDA 13.0, occa-prof --device-time,
+// kernel times from CUPTI; 10 launches of busy(250000), 0.56 ms each, on
+// each of two streams): the kernels of each stream are one slice after another on that
+// stream's track, the two stream tracks are siblings under the device's,
+// and their kernels overlap in time, as they ran. Each kernel slice is the
+// end of its launch's flow.
+func TestCUDAStreamsFromH200(t *testing.T) {
+	d := decode(t, convertFile(t, "testdata/cuda-streams-h200.occatrace"))
+	var device uint64
+	for u, name := range d.tracks {
+		if name == "device CUDA:0" {
+			device = u
+		}
+	}
+	all := d.slices(t)
+	var streams []uint64
+	for u, name := range d.tracks {
+		if strings.HasPrefix(name, "stream ") {
+			streams = append(streams, u)
+			if d.parent[u] != device || device == 0 {
+				t.Errorf("track %q is not a child of \"device CUDA:0\"", name)
+			}
+		}
+	}
+	if len(streams) != 2 {
+		t.Fatalf("%d stream tracks, want 2", len(streams))
+	}
+	launches := map[uint64]bool{} // flows leaving the run slices
+	for u, ss := range all {
+		for _, s := range ss {
+			if s.b.name == "run busy" && len(s.flows) == 1 {
+				launches[s.flows[0]] = true
+			} else if strings.HasPrefix(s.b.name, "run ") {
+				t.Errorf("launch %q on %s has flows %v, want one", s.b.name, d.tracks[u], s.flows)
+			}
+		}
+	}
+	for _, u := range streams {
+		ss := all[u]
+		if len(ss) != 10 {
+			t.Errorf("%s: %d slices, want 10", d.tracks[u], len(ss))
+		}
+		for i, s := range ss {
+			if s.b.name != "busy" || s.depth != 0 || len(s.term) != 1 || !launches[s.term[0]] {
+				t.Errorf("%s, slice %d: %q at depth %d ending flows %v, want busy at depth 0 ending its launch's flow",
+					d.tracks[u], i, s.b.name, s.depth, s.term)
+			}
+			if i > 0 && s.start < ss[i-1].end {
+				t.Errorf("%s: slice %d starts at %d, before slice %d ends (%d)", d.tracks[u], i, s.start, i-1, ss[i-1].end)
+			}
+		}
+	}
+	if len(launches) != 20 {
+		t.Errorf("%d launches with a flow, want 20", len(launches))
+	}
+	overlapping := 0
+	for _, a := range all[streams[0]] {
+		for _, b := range all[streams[1]] {
+			if a.start < b.end && b.start < a.end {
+				overlapping++
+			}
+		}
+	}
+	// Each kernel of the stream that started second overlaps one or two of
+	// the other's.
+	if overlapping < 10 {
+		t.Errorf("%d overlapping pairs of kernels across the streams, want at least 10", overlapping)
 	}
 }
