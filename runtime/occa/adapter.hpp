@@ -341,6 +341,7 @@ void launch_end();
 void flush(bool forced);  // reads the completed kernels' records; forced at exit
 enum class Record { missing, complete, incomplete };
 Record take(uint64_t correlation_id, uint64_t *start, uint64_t *end);  // after flush
+bool delivered(uint64_t correlation_id);  // take would find its record
 }  // namespace cupti
 uint64_t untimed_launches();  // launches that asked for device time and got none
 

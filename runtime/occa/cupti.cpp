@@ -23,9 +23,11 @@
 // 0, and no complete record follows. Seen on an H200 (CUDA 13.0): the
 // forced flush right after a stream's finish gave that stream's last kernel
 // so. Unforced, CUPTI holds back a buffer until each of its records is
-// complete; a launch whose record has not come waits for the next finish, or
-// for exit, where the flush is forced (timing.cpp, report_cupti). A record
-// incomplete even then leaves its launch untimed, and counted.
+// complete. A flush brings every stream's records, so each one resolves
+// all the launches it completes; a launch whose record has not come waits
+// for a later flush, or for exit, where the flush is forced (timing.cpp,
+// report_cupti). A record incomplete even then leaves its launch untimed,
+// and counted.
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -247,6 +249,11 @@ void launch_begin(uint64_t correlation_id) { current_launch = correlation_id; }
 void launch_end() { current_launch = 0; }
 
 void flush(bool forced) { lib.flush_all(forced ? OT_CUPTI_FLUSH_FORCED : 0); }
+
+bool delivered(uint64_t correlation_id) {
+  std::lock_guard<std::mutex> g(mu);
+  return spans.count(correlation_id) != 0;
+}
 
 Record take(uint64_t correlation_id, uint64_t *start, uint64_t *end) {
   std::lock_guard<std::mutex> g(mu);

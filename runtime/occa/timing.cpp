@@ -72,11 +72,17 @@ const void *current_stream(occa::device *d) {
   return real.stream_mode_stream(s.get());
 }
 
-// Takes the pending launches that match out of the queue.
+// Takes the pending launches that match out of the queue. Without memory
+// for the answer it takes none: they wait for a later resolution.
 template <class Match>
 std::vector<Pending *> take(Match &&match) {
   std::vector<Pending *> out;
   std::lock_guard<std::mutex> g(mu);
+  try {
+    out.reserve(queue.size());  // then push_back cannot throw
+  } catch (...) {
+    return out;
+  }
   size_t keep = 0;
   for (Pending *p : queue) {
     if (match(p))
@@ -192,9 +198,15 @@ void report(occa::device *d, std::vector<Pending *> &done) {
   std::vector<Placed> placed;
   std::vector<Pending *> requeue;
   // Before the clocks' lock: a flush can take a while, and CUPTI-timed
-  // launches need no clock.
-  if (std::any_of(done.begin(), done.end(), [](const Pending *p) { return p->cupti; }))
+  // launches need no clock. A flush brings the records of every stream's
+  // kernels, so the launches it completes leave the queue now, whichever
+  // stream they ran on: else a stream never finished would hold them until
+  // exit, and fill the queue.
+  if (std::any_of(done.begin(), done.end(), [](const Pending *p) { return p->cupti; })) {
     cupti::flush(false);
+    for (Pending *p : take([](Pending *p) { return p->cupti && cupti::delivered(p->correlation_id); }))
+      report_cupti(p, true);
+  }
   std::unique_lock<std::mutex> g(clock_mu);
   DeviceClock *clock = nullptr;
   for (Pending *p : done) {

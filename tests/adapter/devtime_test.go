@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/occatest"
 )
 
@@ -109,7 +110,10 @@ func abs(v int64) int64 { return max(v, -v) }
 // finishes are unforced: a forced one would take the records still
 // incomplete, without timestamps (as on an H200, where the last kernel of a
 // stream just finished came so). Records still incomplete at exit leave
-// their launches untimed, and counted in a warning.
+// their launches untimed, and counted in a warning. A flush brings every
+// stream's records: with lag 0, stream1's finish resolves the launches of
+// both streams (stream0's too, which only a later blocking copy would
+// resolve with stream tags).
 func TestDriverCUPTIDeviceTimes(t *testing.T) {
 	const n = 6
 	for _, c := range []struct {
@@ -145,6 +149,9 @@ func TestDriverCUPTIDeviceTimes(t *testing.T) {
 			if len(launches) != 2*n+2 || len(kernels) != len(launches) {
 				t.Fatalf("%d launches, %d kernels reported to CUPTI; want %d of each", len(launches), len(kernels), 2*n+2)
 			}
+			if c.lag == 0 {
+				checkResolvedBefore(t, ev, launches[2*n].Corr, 2*n)
+			}
 			for i, l := range launches {
 				if want := [][2]int64{kernels[i]}; !c.complete && len(l.DeviceTimes) != 0 {
 					t.Errorf("launch %d (%d): device times %v, want none (CUPTI's record had no timestamps)", i, l.Corr, l.DeviceTimes)
@@ -154,6 +161,30 @@ func TestDriverCUPTIDeviceTimes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkResolvedBefore checks that the first n launches of ev's (one)
+// thread have their device times in the trace before launch corr begins.
+func checkResolvedBefore(t *testing.T, ev *occatest.Events, corr uint64, n int) {
+	t.Helper()
+	var launched []uint64
+	timed := map[uint64]bool{}
+	for _, e := range ev.Events {
+		switch {
+		case e.Kind == trace.RunBegin && e.Args[0] == corr:
+			for i, c := range launched[:min(n, len(launched))] {
+				if !timed[c] {
+					t.Errorf("launch %d (%d): no device time yet when launch %d begins", i, c, corr)
+				}
+			}
+			return
+		case e.Kind == trace.RunBegin:
+			launched = append(launched, e.Args[0])
+		case e.Kind == trace.DeviceTime:
+			timed[e.Args[0]] = true
+		}
+	}
+	t.Errorf("launch %d never begins", corr)
 }
 
 // fakeKernels reads fake_cupti.c's kernels, in the order reported.
