@@ -25,7 +25,7 @@ import (
 )
 
 var cmdConvert = &Command{
-	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-compress=false] [-shard i/n] [-force] [-salvage] [-j n] [-progress] trace|rundir...",
+	UsageLine: "convert -to parquet|csv|perfetto|chrome -o dir [-compress=false] [-shard i/n] [-force] [-salvage] [-j n] [-memory size] [-progress] trace|rundir...",
 	Short:     "convert traces to Parquet, CSV (pandas, DuckDB, polars, Dask, Spark), Perfetto or Chrome JSON (timelines)",
 	Long: `
 Convert reads traces (files, or a run directory holding every rank's
@@ -92,7 +92,9 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 (formats/chrome).
 
 Traces are converted in parallel (-j, default: the number of CPUs), each
-streamed in bounded memory. -shard i/n converts the traces of the ranks
+streamed in bounded memory, as many at once as 3/8 of -memory (256MiB
+by default) holds: on many cores a larger -memory lets more large traces
+be converted at once. -shard i/n converts the traces of the ranks
 that are i modulo n, so that n jobs (on n nodes) share a run; they write
 into one directory without overwriting each other (processes/ gets a
 part per shard). Under srun or mpirun without -shard, i and n are the
@@ -109,7 +111,8 @@ var (
 	convertTo       = cmdConvert.Flag.String("to", "", "output format: parquet, csv, perfetto or chrome")
 	convertOut      = cmdConvert.Flag.String("o", "", "output directory (created if missing)")
 	convertSalvage  = cmdConvert.Flag.Bool("salvage", false, "skip damaged chunks and convert the rest")
-	convertJobs     = cmdConvert.Flag.Int("j", 0, "traces converted at once (0: number of CPUs; fewer large ones, within 128 MiB)")
+	convertJobs     = cmdConvert.Flag.Int("j", 0, "traces converted at once (0: number of CPUs; fewer large ones, within 3/8 of -memory)")
+	convertMemory   = memoryFlag(&cmdConvert.Flag)
 	convertProgress = cmdConvert.Flag.String("progress", "auto", "progress line on stderr: auto (when a terminal), on, off")
 	convertShard    = cmdConvert.Flag.String("shard", "", "convert shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")
 	convertForce    = cmdConvert.Flag.Bool("force", false, "replace the files of an earlier conversion into the same directory")
@@ -137,10 +140,11 @@ var outputs = []struct {
 	part   func(path string) (*parquet.Part, error)
 	ext    string
 	window int // analysis.Options.Window
-	// memory is the bytes a trace's conversion holds per byte of the trace
-	// file (traceCost): 2 M-event traces of the workload, 2.9 MB each, held
-	// about 78 MB each in Perfetto, 23 in Parquet, 15 in CSV.
-	memory int64
+	// memory is what a trace's conversion holds (traceCost): about 40
+	// MiB whatever the trace for a Parquet part's row group and encoders,
+	// and per byte of trace file about 8 in Parquet, 4 in CSV, 28 in
+	// Perfetto.
+	memory readCost
 	// processes is the extension of the process table's parts.
 	processes string
 	// tables: a trace with OpenMP events also gets the OpenMP tables,
@@ -149,12 +153,12 @@ var outputs = []struct {
 	// finish, when set, runs after every trace is written, with their files.
 	finish func(env *Env, dir string, part shard, files []string, unpacked map[string]int64) error
 }{
-	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: 8,
+	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: readCost{40 << 20, 8},
 		part: parquet.CreatePart},
-	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: 5,
+	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: readCost{4 << 20, 4},
 		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
-	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: 28,
+	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: readCost{4 << 20, 28},
 		path: func(rank int64, dup int) string { return table.FileName(rank, dup, ".perfetto-trace") },
 		create: func(path string, p *analysis.Process, i int) (rankWriter, error) {
 			if *convertCompress {
@@ -162,7 +166,7 @@ var outputs = []struct {
 			}
 			return perfetto.Create(path, p, uint32(i+1))
 		}},
-	{name: "chrome", processes: ".csv", memory: 28,
+	{name: "chrome", processes: ".csv", memory: readCost{4 << 20, 28},
 		path:   func(rank int64, dup int) string { return table.FileName(rank, dup, ".json") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
 }
@@ -238,6 +242,7 @@ func joinPerfetto(env *Env, dir string, part shard, files []string, unpacked map
 }
 
 func runConvert(env *Env, cmd *Command, args []string) error {
+	tuneGC(uint64(*convertMemory))
 	var names []string
 	out := -1
 	for i, o := range outputs {
@@ -391,7 +396,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		}
 		return c
 	}
-	groupErrs := analysis.Parallel(len(groups), *convertJobs, tracesMemory, groupCost, func(k int) error {
+	groupErrs := analysis.Parallel(len(groups), *convertJobs, convertMemory.tracesMemory(), groupCost, func(k int) error {
 		if o.part == nil {
 			i := groups[k][0]
 			errs[i] = convertTrace(i, func(p *analysis.Process) (rankWriter, error) { return o.create(files[i], p, index[i]) })

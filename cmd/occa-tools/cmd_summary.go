@@ -13,7 +13,7 @@ import (
 )
 
 var cmdSummary = &Command{
-	UsageLine: "summary [-format table|csv|json|markdown] [-section name] [-salvage] [-j n] [-shard i/n -partial file] trace|rundir|partial...",
+	UsageLine: "summary [-format table|csv|json|markdown] [-section name] [-salvage] [-j n] [-memory size] [-shard i/n -partial file] trace|rundir|partial...",
 	Short:     "profile report: kernels, copies, allocations, builds, per device and rank",
 	Long: `
 Summary reads traces (files, or a run directory holding every rank's
@@ -64,7 +64,9 @@ the whole run, the one an unsharded summary prints:
 
 A trace in two partial summaries (a shard given twice) is an error.
 
-Traces are read in parallel (-j, default: the number of CPUs). A damaged
+Traces are read in parallel (-j, default: the number of CPUs), as many
+at once as 3/8 of -memory (256MiB by default) holds: on many cores a
+larger -memory lets more large traces be read at once. A damaged
 trace is an error naming the file and offset; with -salvage its damaged
 parts are skipped and the rest counted.
 `,
@@ -74,7 +76,8 @@ var (
 	summaryFormat  = cmdSummary.Flag.String("format", "table", "output format: table, csv, json or markdown")
 	summarySection = cmdSummary.Flag.String("section", "", "print only this table (kernels, copies, builds, api, mpi, steps, devices, memory, ranks, imbalance, openmp, drops)")
 	summarySalvage = cmdSummary.Flag.Bool("salvage", false, "skip damaged chunks and summarize the rest")
-	summaryJobs    = cmdSummary.Flag.Int("j", 0, "traces read at once (0: number of CPUs; fewer large ones, within 128 MiB)")
+	summaryJobs    = cmdSummary.Flag.Int("j", 0, "traces read at once (0: number of CPUs; fewer large ones, within 3/8 of -memory)")
+	summaryMemory  = memoryFlag(&cmdSummary.Flag)
 	summaryShard   = cmdSummary.Flag.String("shard", "", "sum shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")
 	summaryPartial = cmdSummary.Flag.String("partial", "", "write the sum to this file, a partial summary, instead of the report")
 )
@@ -82,6 +85,7 @@ var (
 func init() { cmdSummary.Run = runSummary }
 
 func runSummary(env *Env, cmd *Command, args []string) error {
+	tuneGC(uint64(*summaryMemory))
 	if len(args) == 0 {
 		return usagef("no traces given")
 	}
@@ -174,8 +178,7 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 	// number of traces. The order of the folds does not change the total.
 	total = summary.NewCollector()
 	var mu sync.Mutex
-	// A 2 M-event trace of the workload (2.9 MB) held about 41 MB.
-	errs := analysis.Parallel(len(paths), *summaryJobs, tracesMemory, traceCost(fileSizes(paths), 14), func(i int) error {
+	errs := analysis.Parallel(len(paths), *summaryJobs, summaryMemory.tracesMemory(), traceCost(fileSizes(paths), readCost{4 << 20, 28}), func(i int) error {
 		c := summary.NewCollector()
 		res, err := analysis.Read(paths[i], index[i], analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {

@@ -15,6 +15,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/libocca/occa-tools/filters/config"
 )
 
 // A Command is one subcommand, as plain data (after cmd/go's base.Command).
@@ -65,35 +67,72 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 var errSilent = errors.New("failed")
 
 func main() {
-	tuneGC()
+	tuneGC(defaultMemory)
 	os.Exit(run(os.Args[1:], &Env{Stdout: os.Stdout, Stderr: os.Stderr}))
 }
 
 // tuneGC lets the heap grow to 5 times what is live before collecting,
-// within 192 MiB, unless GOGC or GOMEMLIMIT say otherwise: the commands keep
-// little live (the sums, a trace's window) and allocate a lot per trace, so
-// with Go's default (2 times) a run of 10,000 small traces spent most of its
-// time marking. The limit keeps the target of 256 MiB peak whatever the run.
-func tuneGC() {
+// within three quarters of peak bytes, unless GOGC or GOMEMLIMIT say
+// otherwise: the commands keep little live (the sums, a trace's window) and
+// allocate a lot per trace, so with Go's default (2 times) a run of 10,000
+// small traces spent most of its time marking. The limit keeps the peak
+// near the target whatever the run.
+func tuneGC(peak uint64) {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(400)
-		debug.SetMemoryLimit(192 << 20)
+		debug.SetMemoryLimit(int64(peak / 4 * 3))
 	}
 }
 
-// tracesMemory is what the traces summary and convert read at once may hold
-// together (analysis.Parallel's budget): -j follows the cores, and each
-// trace being read holds memory that grows with its size (its pairing
-// window, a converter's buffers), so that on 8 cores 2 M-event traces took
-// summary to 481 MiB and the Perfetto conversion to 729 MiB. With the
-// collector's limit above, it keeps the peak near 256 MiB.
-const tracesMemory = 128 << 20
+// defaultMemory is the peak that summary and convert aim at unless
+// -memory says otherwise.
+const defaultMemory = 256 << 20
 
-// traceCost returns the cost of reading trace i, of sizes[i] bytes, for
-// analysis.Parallel: perByte bytes held per byte of trace file (measured
-// on the bundled workload's traces).
-func traceCost(sizes []int64, perByte int64) func(i int) int64 {
-	return func(i int) int64 { return sizes[i] * perByte }
+// memorySize is the -memory flag of summary and convert: the peak they aim
+// at. Three eighths of it is what the traces read at once may hold
+// together (tracesMemory), three quarters the collector's limit (tuneGC):
+// the collector then has about as much room as is live, and its work stays
+// a small part of the run's. Given less room, with -j 8 it took a third of
+// the CPU: twice the CPU for the same work. At the default 256 MiB a
+// machine of many cores reads fewer large traces at once than it has
+// cores; on 16 cores, 32 traces of 1 M events, -memory 4GiB ran summary
+// 4.5 times as fast as one core, Parquet 9.1, CSV 10.1, Perfetto 6.0.
+type memorySize uint64
+
+func (m *memorySize) String() string { return config.FormatSize(uint64(*m)) }
+
+func (m *memorySize) Set(s string) error {
+	n, err := config.ParseSize(s)
+	if err == nil && n < 64<<20 {
+		err = fmt.Errorf("%s is below the 64MiB the commands need", s)
+	}
+	if err == nil {
+		*m = memorySize(n)
+	}
+	return err
+}
+
+// memoryFlag defines fs's -memory flag, at defaultMemory.
+func memoryFlag(fs *flag.FlagSet) *memorySize {
+	m := memorySize(defaultMemory)
+	fs.Var(&m, "memory", "the peak memory to aim at (`size`: 512MiB, 4GiB); more lets -j read more large traces at once")
+	return &m
+}
+
+// tracesMemory is what the traces read at once may hold together
+// (analysis.Parallel's budget).
+func (m memorySize) tracesMemory() int64 { return int64(m / 8 * 3) }
+
+// readCost is what reading one trace holds (analysis.Parallel's cost):
+// Fixed bytes whatever its size (a converter's buffers), and PerByte bytes
+// per byte of its file (the pairing window, the sums). Measured as the
+// largest live heap with -j 1 (GODEBUG=gctrace=1) on traces of the bundled
+// workload: 1.75 MB ones of 1 M events, and ones of 853 events.
+type readCost struct{ Fixed, PerByte int64 }
+
+// traceCost returns the cost of reading trace i, of sizes[i] bytes.
+func traceCost(sizes []int64, c readCost) func(i int) int64 {
+	return func(i int) int64 { return c.Fixed + sizes[i]*c.PerByte }
 }
 
 // fileSizes returns the size of each file (0 where it cannot be read).

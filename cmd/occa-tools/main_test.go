@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -82,6 +83,8 @@ func TestCommands(t *testing.T) {
 		{"info-rundir", "info ranks nosuch"},
 		{"summary-same-trace", "summary ranks"},
 		{"convert-same-trace", "convert -to csv -o out-same small.occa small.occa"},
+		{"summary-small-memory", "summary -memory 10MiB small.occa"},
+		{"convert-bad-memory", "convert -to csv -o out-mem -memory 1.5 small.occa"},
 	}
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {
@@ -95,5 +98,40 @@ func TestCommands(t *testing.T) {
 			got := fmt.Sprintf("$ occa-tools %s\nexit status %d\n-- stdout --\n%s-- stderr --\n%s", c.args, status, stdout.String(), stderr.String())
 			golden.Check(t, filepath.Join(wd, "testdata", c.name+".golden"), []byte(got))
 		})
+	}
+}
+
+// -memory sets the collector's limit at three quarters of it and the
+// traces' budget at three eighths, for the run it is given to.
+func TestMemoryFlag(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT set: they decide the collector's limit")
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	dir := t.TempDir()
+	writeTraces(t, dir)
+	for _, c := range []struct {
+		args          []string
+		limit, traces int64
+	}{
+		{[]string{"summary", "-memory", "1GiB"}, 768 << 20, 384 << 20},
+		{[]string{"summary"}, 192 << 20, 96 << 20},
+		{[]string{"convert", "-to", "csv", "-o", filepath.Join(dir, "out"), "-memory", "4GiB"}, 3 << 30, 1536 << 20},
+	} {
+		var out bytes.Buffer
+		args := append(c.args, filepath.Join(dir, "small.occa"))
+		if code := run(args, &Env{Stdout: &out, Stderr: &out}); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, out.String())
+		}
+		if got := debug.SetMemoryLimit(-1); got != c.limit {
+			t.Errorf("%v: the collector's limit is %d, want %d", args, got, c.limit)
+		}
+		m := summaryMemory
+		if c.args[0] == "convert" {
+			m = convertMemory
+		}
+		if got := m.tracesMemory(); got != c.traces {
+			t.Errorf("%v: the traces' budget is %d, want %d", args, got, c.traces)
+		}
 	}
 }
