@@ -225,13 +225,7 @@ func TestConvertParquetParts(t *testing.T) {
 		return st, se.String()
 	}
 	rows := func(path string) []analysis.Record {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		st, _ := f.Stat()
-		recs, err := pq.Read[analysis.Record](f, st.Size())
+		recs, err := pq.ReadFile[analysis.Record](path)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}

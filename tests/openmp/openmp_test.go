@@ -435,7 +435,15 @@ func TestToolLibraries(t *testing.T) {
 	if err != nil || string(out) != "ok x=7\n" {
 		t.Fatalf("omp-programs-plain: %v, %q", err, out)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
+	if creates := taskCreates(t, filepath.Join(dir, "out")); creates != 3 {
+		t.Errorf("task creates: %d, want 3", creates)
+	}
+}
+
+// taskCreates reads the one trace in dir and counts its task creates.
+func taskCreates(t *testing.T, dir string) int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.occatrace"))
 	if len(files) != 1 {
 		t.Fatalf("want 1 trace, got %v", files)
 	}
@@ -443,15 +451,13 @@ func TestToolLibraries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creates := 0
+	n := 0
 	for _, e := range ev.Events {
 		if e.Kind == trace.OmpTaskCreate {
-			creates++
+			n++
 		}
 	}
-	if creates != 3 {
-		t.Errorf("task creates: %d, want 3", creates)
-	}
+	return n
 }
 
 // Without a config no OpenMP tool is started and no trace is written.
@@ -517,20 +523,7 @@ func TestAnotherTool(t *testing.T) {
 			if c.config == "" {
 				return
 			}
-			files, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
-			if len(files) != 1 {
-				t.Fatalf("traces %v", files)
-			}
-			ev, err := occatest.ReadEvents(files[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			for _, e := range ev.Events {
-				if e.Kind == trace.OmpTaskCreate {
-					n++
-				}
-			}
+			n := taskCreates(t, filepath.Join(dir, "out"))
 			if (n == 4) != c.ompEvents || (n != 0 && n != 4) {
 				t.Errorf("%d task creates in the trace, want %d", n, map[bool]int{true: 4, false: 0}[c.ompEvents])
 			}
