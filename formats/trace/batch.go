@@ -30,6 +30,7 @@ type Batch struct {
 	corr    uint64 // previous correlation id in the batch
 	clamped uint64
 	prev    [maxEventKind + 1][MaxArgs]uint64 // previous arguments per kind (S flag)
+	synced  uint64                            // AddRaw: bit k set when prev[k] is its RawState's too
 	counts  [maxEventKind + 1]uint32
 	chunk   []byte // the encoded chunk, valid when encoded
 	encoded bool
@@ -72,6 +73,7 @@ func (b *Batch) Reset() {
 	b.corr = 0
 	b.clamped = 0
 	b.prev = [maxEventKind + 1][MaxArgs]uint64{}
+	b.synced = 0
 	b.counts = [maxEventKind + 1]uint32{}
 	b.encoded = false
 }

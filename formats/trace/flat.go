@@ -8,9 +8,9 @@ import (
 	"math/bits"
 )
 
-// Flat records are the fixed-layout events a producer writes into memory it
-// shares with its writer: the runtime's per-thread buffers
-// (runtime/src/ot_internal.h). Each is, little-endian:
+// Flat records are events in a fixed layout, stamped with a producer's
+// ticks: the form in which Batch.Add and AddRaw's uncommon records reach
+// the encoder. Each is, little-endian:
 //
 //	time   8 bytes   the producer's clock ticks
 //	kind   1 byte    a timed kind of kinds.go
@@ -18,8 +18,7 @@ import (
 //	pad    6 bytes
 //	args   nargs × 8 bytes, in kinds.go order
 //
-// AddFlat encodes them without a call per event: it is the traced
-// program's writer's inner loop.
+// AddFlat encodes them without a call per event.
 const flatHeader = 16
 
 // Linear maps a producer's ticks to CLOCK_MONOTONIC ns on one segment of
@@ -65,7 +64,9 @@ var ErrFlat = errors.New("malformed flat record")
 // (an error wrapping ErrFlat that names the record's offset in data; the
 // records before it are in the batch).
 //
-// It is the only event encoder (FORMAT.md §5): Add passes it one record.
+// Its inner loop, encodeFlat, encodes every event (FORMAT.md §5) but the
+// raw records AddRaw copies: Add passes it one record, AddRaw each record
+// it decodes.
 func (b *Batch) AddFlat(data []byte, clock *FlatClock) (int, error) {
 	if b.encoded {
 		return 0, errors.New("trace: Batch.Add after EncodeBatch: write the batch first")

@@ -280,6 +280,10 @@ type kindInfo struct {
 	refs  uint16 // bit j: argument j is covered by the S flag; 0: the kind takes no S flag
 	times uint16 // bit j: argument j is an ArgTime
 	types [maxTableArgs]ArgType
+	// AddRaw copies a record of the kind when its head's flags under
+	// rawMask are rawWant: a timed kind without ArgTime, S set exactly
+	// when the kind has arguments it covers, C only with a correlation id.
+	rawMask, rawWant byte
 }
 
 // kindTab is one kindInfo per kind number.
@@ -290,6 +294,7 @@ func buildTab(descs []KindDesc) *kindTab {
 	t := new(kindTab)
 	for k := range t {
 		t[k].flatN = -1
+		t[k].rawMask, t[k].rawWant = 0, 1 // never copied
 	}
 	for i := range descs {
 		d := &descs[i]
@@ -307,6 +312,16 @@ func buildTab(descs []KindDesc) *kindTab {
 				ki.times |= 1 << j
 			default:
 				ki.refs |= 1 << j
+			}
+		}
+		ki.rawMask, ki.rawWant = 0, 1
+		if ki.flatN >= 0 && ki.times == 0 {
+			ki.rawMask, ki.rawWant = flagS, 0
+			if ki.refs != 0 {
+				ki.rawWant = flagS
+			}
+			if ki.corr < 0 {
+				ki.rawMask |= flagC
 			}
 		}
 	}

@@ -51,6 +51,7 @@ func (c cHost) Wait(d time.Duration) writer.Wake {
 func span(s *C.ot_span_t) writer.Span {
 	return writer.Span{
 		Data:   unsafe.Slice((*byte)(unsafe.Pointer(s.data)), int(s.len)),
+		Offset: uint32(s.offset),
 		Thread: uint32(s.thread),
 		Slot:   uint32(s.slot),
 		Full:   s.full != 0,

@@ -71,13 +71,9 @@ void ot_drop(ot_thread *t, unsigned reason) {
   ot_count_drop(reason, 1);
   if (reason != OT_DROP_BUFFER_FULL || !t)
     return;
-  if (t->dropped == 0 && t->pos + 40u <= atomic_load_explicit(&t->limit, memory_order_relaxed)) {
-    uint64_t *r = (uint64_t *)(void *)(t->buf->data + t->pos);
-    r[0] = r[4] = ot_ticks();
-    r[1] = (uint64_t)OCCA_TOOLS_EVENT_DROPPED | (3ull << 8);
-    r[2] = 1;
-    r[3] = OT_DROP_BUFFER_FULL;
-    ot_commit(t, 5);
+  if (t->dropped == 0 && t->pos + OT_RAW_MAX <= atomic_load_explicit(&t->limit, memory_order_relaxed)) {
+    uint64_t now = ot_ticks(), args[3] = {1, OT_DROP_BUFFER_FULL, now};
+    ot_commit(t, ot_encode(&t->enc, t->buf->data + t->pos, OCCA_TOOLS_EVENT_DROPPED, args, now));
     return;
   }
   if (t->dropped++ == 0)
@@ -189,18 +185,21 @@ static void hand_over(ot_thread *t) {
 
 static ot_buf *acquire(ot_thread *t);
 
+/* b becomes the thread's buffer, its records starting afresh. */
+static void use_buffer(ot_thread *t, ot_buf *b) {
+  t->buf = b;
+  t->pos = 0;
+  memset(&t->enc, 0, sizeof t->enc);
+  atomic_store_explicit(&t->limit, cap_of(b), memory_order_relaxed);
+}
+
 /* The DROPPED record for the events lost since the thread last had a
  * buffer, first in its new one. */
 static void write_drops(ot_thread *t) {
   if (!t->dropped)
     return;
-  uint64_t *r = (uint64_t *)(void *)(t->buf->data + t->pos);
-  r[0] = ot_ticks();
-  r[1] = (uint64_t)OCCA_TOOLS_EVENT_DROPPED | (3ull << 8);
-  r[2] = t->dropped;
-  r[3] = OT_DROP_BUFFER_FULL;
-  r[4] = t->drop_since;
-  ot_commit(t, 5);
+  uint64_t args[3] = {t->dropped, OT_DROP_BUFFER_FULL, t->drop_since};
+  ot_commit(t, ot_encode(&t->enc, t->buf->data + t->pos, OCCA_TOOLS_EVENT_DROPPED, args, ot_ticks()));
   t->dropped = 0;
 }
 
@@ -213,9 +212,7 @@ static void record_pending_drops(ot_thread *t) {
   ot_buf *b = acquire(t);
   if (!b)
     return;
-  t->buf = b;
-  t->pos = 0;
-  atomic_store_explicit(&t->limit, cap_of(b), memory_order_relaxed);
+  use_buffer(t, b);
   write_drops(t);
 }
 
@@ -392,10 +389,10 @@ static ot_buf *acquire(ot_thread *t) {
 /* The thread's buffer is full, missing or revoked: hand it over and take
  * another. On success, first records how many events were dropped while
  * there was none. */
-static uint64_t *reserve_slow(ot_thread *t, unsigned words) {
+static uint8_t *reserve_slow(ot_thread *t, unsigned bytes) {
   if (ot_forked_child()) /* no writer there: never wait for one */
     return NULL;
-  if (!t || (words + 5) * 8u > min_cap) /* a DROPPED record may go first */
+  if (!t || bytes + OT_RAW_MAX > min_cap) /* a DROPPED record may go first */
     return NULL;
   int st = atomic_load_explicit(&ot_state, memory_order_relaxed);
   if (st != OT_STATE_ACTIVE) {
@@ -405,8 +402,8 @@ static uint64_t *reserve_slow(ot_thread *t, unsigned words) {
   }
   if (t->buf && still_mine(t)) {
     uint32_t cap = cap_of(t->buf);
-    if (t->pos + words * 8u <= cap) /* a revocation was cancelled */
-      return (uint64_t *)(void *)(t->buf->data + t->pos);
+    if (t->pos + bytes <= cap) /* a revocation was cancelled */
+      return t->buf->data + t->pos;
     uint32_t grown = cap * 2 < max_cap ? cap * 2 : max_cap;
     uint32_t share = share_cap();
     t->next_cap = grown < share ? grown : share;
@@ -429,16 +426,14 @@ static uint64_t *reserve_slow(ot_thread *t, unsigned words) {
     ot_drop(t, OT_DROP_BUFFER_FULL);
     return NULL;
   }
-  t->buf = b;
-  t->pos = 0;
-  atomic_store_explicit(&t->limit, cap_of(b), memory_order_relaxed);
+  use_buffer(t, b);
   write_drops(t);
-  return (uint64_t *)(void *)(b->data + t->pos);
+  return b->data + t->pos;
 }
 
-uint64_t *ot_reserve_slow(ot_thread *t, unsigned words) {
+uint8_t *ot_reserve_slow(ot_thread *t, unsigned bytes) {
   int c = ot_cancel_off();
-  uint64_t *p = reserve_slow(t, words);
+  uint8_t *p = reserve_slow(t, bytes);
   ot_cancel_restore(c);
   return p;
 }
@@ -479,6 +474,7 @@ int ot_host_take_full(ot_span_t *out) {
   uint32_t end = atomic_load_explicit(&b->committed, memory_order_acquire);
   b->taken = 1;
   out->data = b->data + b->flushed;
+  out->offset = b->flushed;
   out->len = end - b->flushed;
   b->flushed = end;
   out->thread = b->thread;
@@ -576,6 +572,7 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
     if (end <= b->flushed)
       continue;
     out->data = b->data + b->flushed;
+    out->offset = b->flushed;
     out->len = end - b->flushed;
     b->flushed = end;
     b->spans_out++;

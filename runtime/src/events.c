@@ -23,6 +23,8 @@
 
 #include "rt.h"
 
+const ot_kind_codec_t ot_kind_codec[OCCA_TOOLS_EVENT_KIND_COUNT] = OT_KIND_CODEC;
+
 #define REC 1u
 #define LOST 2u /* the begin was dropped: its end will be missing too */
 #define WIN_SHIFT 2
@@ -60,8 +62,8 @@ static inline int want(ot_thread *t, unsigned kind, int selected) {
 
 /* Records a begin with its correlation id first; returns REC or LOST for
  * call->tool_data and sets the call's correlation id (0 when lost). */
-static inline uint64_t begin(ot_thread *t, occa_tools_call_t *call, unsigned kind, unsigned nargs,
-                             uint64_t *args) {
+static OT_INLINE uint64_t begin(ot_thread *t, occa_tools_call_t *call, unsigned kind,
+                                unsigned nargs, uint64_t *args) {
   uint64_t corr = ot_next_corr(t) | (kind == OCCA_TOOLS_EVENT_RUN_BEGIN ? OT_CORR_LAUNCH : 0);
   args[0] = corr;
   int ok = ot_emit(t, kind, nargs, args);
@@ -88,8 +90,8 @@ static void end_without_object(occa_tools_call_t *call) {
   }
 }
 
-static inline void end(ot_thread *t, const occa_tools_call_t *call, unsigned kind,
-                       uint64_t status, int with_status) {
+static OT_INLINE void end(ot_thread *t, const occa_tools_call_t *call, unsigned kind,
+                          uint64_t status, int with_status) {
   uint64_t args[2] = {call->correlation_id, status};
   ot_emit(t, kind, with_status ? 2 : 1, args);
 }
@@ -483,7 +485,6 @@ void occa_tools_device_finish_end(occa_tools_call_t *call) {
  * bit 2, so the end needs no kind of its own and always matches its begin. */
 #define KIND_SHIFT 2
 
-static const uint8_t kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT] = OT_KIND_NARGS;
 static const uint64_t domain_kinds[OCCA_TOOLS_DOMAIN_COUNT] = OT_DOMAIN_KINDS;
 #define MPI_KINDS domain_kinds[OCCA_TOOLS_DOMAIN_MPI]
 #define MPI_BEGINS (MPI_KINDS & OT_BEGIN_KINDS)
@@ -496,7 +497,7 @@ static _Atomic int mpi_warned;
 static int mpi_valid(unsigned kind, uint64_t mask, const uint64_t *args, unsigned nargs,
                      unsigned skip) {
   if (kind < OCCA_TOOLS_EVENT_KIND_COUNT && ((mask >> kind) & 1) &&
-      nargs + skip == kind_nargs[kind] && (args || nargs == 0))
+      nargs + skip == ot_kind_codec[kind].nargs && (args || nargs == 0))
     return 1;
   if (!atomic_exchange(&mpi_warned, 1))
     ot_log(OT_LOG_WARN, "an MPI source sent kind %u with %u arguments, which is not an MPI kind "
@@ -531,7 +532,7 @@ void occa_tools_mpi_end(occa_tools_call_t *call, const uint64_t *args, unsigned 
     return;
   uint64_t begun = call->tool_data >> KIND_SHIFT; /* checked by the begin, unless overwritten */
   if ((call->tool_data & REC) && begun < 64 && ((MPI_BEGINS >> begun) & 1)) {
-    unsigned kind = (unsigned)begun + 1, n = kind_nargs[kind];
+    unsigned kind = (unsigned)begun + 1, n = ot_kind_codec[kind].nargs;
     uint64_t a[OT_MAX_ARGS] = {call->correlation_id};
     if (args)
       memcpy(a + 1, args, (nargs < n - 1 ? nargs : n - 1) * sizeof *args);

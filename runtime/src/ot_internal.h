@@ -21,17 +21,29 @@ extern "C" {
 #endif
 
 /* ---- Raw records in per-thread buffers --------------------------------- *
- * Each record is 16 bytes of header followed by nargs 64-bit arguments:
- *   uint64 ticks  (TSC ticks or CLOCK_MONOTONIC ns, see ot_settings.clock)
- *   uint8  kind   (occa_tools_event_kind_t)
- *   uint8  nargs  (0..OT_MAX_ARGS)
- *   uint8  pad[6]
- *   uint64 args[nargs], in the order of formats/trace/kinds.go.
+ * A thread writes each event as a few bytes, in the encoding of an events
+ * chunk of the trace (formats/trace/FORMAT.md §5) with the buffer as the
+ * batch and times in ticks: formats/trace/raw.go defines it, and the writer
+ * decodes it with trace.Batch's AddRaw, copying most events as they are.
+ *   head   1 byte: the kind, bit 6 S (the arguments the S flag covers are
+ *          those of the buffer's previous event of the kind), bit 7 C (the
+ *          correlation id is the buffer's previous one, + 1 for a begin)
+ *   delta  varint (zig-zag): ticks (TSC ticks or CLOCK_MONOTONIC ns, see
+ *          ot_settings.clock) since the buffer's previous event, or since 0
+ *   args   in the order of formats/trace/kinds.go, by ot_kind_codec: the
+ *          correlation id a varint of its difference to the previous one,
+ *          absent with C; a time a uvarint; the others a uvarint (an int a
+ *          varint), absent with S.
  * String arguments are ids of interned strings (see defs below). Time
  * arguments are raw ticks, except DEVICE_TIME's start/end, which the source
- * gave in CLOCK_MONOTONIC ns. The writer encodes them with trace.Batch's
- * AddFlat (formats/trace/flat.go), which reads this layout. */
-#define OT_REC_HEADER 16u
+ * gave in CLOCK_MONOTONIC ns. */
+typedef struct ot_kind_codec {
+  uint8_t nargs; /* corr included */
+  uint8_t corr;  /* 1 + the index of the correlation id, 0 none */
+  uint8_t same;  /* bit j: argument j is covered by the S flag */
+  uint8_t ints;  /* bit j: argument j is an int (zig-zag) */
+  uint8_t times; /* bit j: argument j is a time */
+} ot_kind_codec_t;
 
 /* ---- Definitions queue --------------------------------------------------- *
  * Definitions (trace kinds 64+: strings, devices, kernels, ...) go through
@@ -137,16 +149,27 @@ enum {
 /* Drop counters, one per reason (index 0 unused): trace.NumReasonCounters. */
 #define OT_DROP_COUNTERS 8u
 
-/* Each event kind's number of arguments, corr included: the initializer
- * of events.c's kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT], and the kinds that
- * begin a pair, a bit per kind. */
-#define OT_KIND_NARGS { \
-    0, /* invalid */ \
-    [1] = 4, [2] = 3, [3] = 4, [4] = 4, [5] = 4, [6] = 2, [7] = 6, [8] = 2, [9] = 6, [10] = 4, [11] = 4, [12] = 2, \
-    [13] = 3, [14] = 2, [15] = 2, [16] = 2, [17] = 1, [18] = 2, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 3, [24] = 3, \
-    [25] = 0, [26] = 2, [27] = 1, [28] = 5, [29] = 1, [30] = 5, [31] = 1, [32] = 5, [33] = 1, [34] = 4, [35] = 1, [36] = 4, \
-    [37] = 1, [38] = 5, [39] = 3, [40] = 2, [41] = 3, [42] = 3, [43] = 2, [44] = 6, [45] = 3, [46] = 6, [47] = 3, [48] = 3, \
-    [49] = 3, [50] = 2, [51] = 6, [52] = 4, \
+/* How each event kind's record is encoded (rt.h: ot_encode, formats/trace/raw.go):
+ * the initializer of events.c's ot_kind_codec[OCCA_TOOLS_EVENT_KIND_COUNT], one
+ * {nargs, corr, same, ints, times} per kind: its number of arguments, corr
+ * included; 1 + the index of its correlation id (0: none); and a bit per
+ * argument that the S flag covers, that is an int (zig-zag), that is a time.
+ * Then the kinds that begin a pair, a bit per kind. */
+#define OT_KIND_CODEC { \
+    {0}, /* invalid */ \
+    [1] = {4, 1, 0x0e, 0x04, 0x00}, [2] = {3, 1, 0x06, 0x00, 0x00}, [3] = {4, 1, 0x0e, 0x00, 0x00}, [4] = {4, 1, 0x0e, 0x00, 0x00}, \
+    [5] = {4, 1, 0x0e, 0x00, 0x00}, [6] = {2, 1, 0x02, 0x00, 0x00}, [7] = {6, 1, 0x3e, 0x00, 0x00}, [8] = {2, 1, 0x02, 0x00, 0x00}, \
+    [9] = {6, 1, 0x3e, 0x00, 0x00}, [10] = {4, 1, 0x0e, 0x00, 0x00}, [11] = {4, 1, 0x0e, 0x00, 0x00}, [12] = {2, 1, 0x02, 0x00, 0x00}, \
+    [13] = {3, 1, 0x00, 0x00, 0x06}, [14] = {2, 0, 0x03, 0x00, 0x00}, [15] = {2, 0, 0x03, 0x00, 0x00}, [16] = {2, 1, 0x02, 0x00, 0x00}, \
+    [17] = {1, 1, 0x00, 0x00, 0x00}, [18] = {2, 1, 0x02, 0x00, 0x00}, [19] = {1, 1, 0x00, 0x00, 0x00}, [20] = {1, 0, 0x01, 0x00, 0x00}, \
+    [21] = {1, 0, 0x01, 0x00, 0x00}, [22] = {1, 0, 0x01, 0x00, 0x00}, [23] = {3, 0, 0x03, 0x00, 0x04}, [24] = {3, 0, 0x07, 0x00, 0x00}, \
+    [25] = {0, 0, 0x00, 0x00, 0x00}, [26] = {2, 1, 0x02, 0x00, 0x00}, [27] = {1, 1, 0x00, 0x00, 0x00}, [28] = {5, 1, 0x1e, 0x00, 0x00}, \
+    [29] = {1, 1, 0x00, 0x00, 0x00}, [30] = {5, 1, 0x1e, 0x00, 0x00}, [31] = {1, 1, 0x00, 0x00, 0x00}, [32] = {5, 1, 0x1e, 0x00, 0x00}, \
+    [33] = {1, 1, 0x00, 0x00, 0x00}, [34] = {4, 1, 0x0e, 0x00, 0x00}, [35] = {1, 1, 0x00, 0x00, 0x00}, [36] = {4, 1, 0x0e, 0x00, 0x00}, \
+    [37] = {1, 1, 0x00, 0x00, 0x00}, [38] = {5, 0, 0x1f, 0x00, 0x00}, [39] = {3, 0, 0x07, 0x00, 0x00}, [40] = {2, 0, 0x03, 0x00, 0x00}, \
+    [41] = {3, 0, 0x07, 0x00, 0x00}, [42] = {3, 1, 0x06, 0x00, 0x00}, [43] = {2, 1, 0x02, 0x00, 0x00}, [44] = {6, 1, 0x3e, 0x0c, 0x00}, \
+    [45] = {3, 1, 0x06, 0x00, 0x00}, [46] = {6, 1, 0x3e, 0x04, 0x00}, [47] = {3, 1, 0x06, 0x00, 0x00}, [48] = {3, 1, 0x06, 0x00, 0x00}, \
+    [49] = {3, 1, 0x06, 0x00, 0x00}, [50] = {2, 0, 0x03, 0x00, 0x00}, [51] = {6, 0, 0x3f, 0x00, 0x00}, [52] = {4, 0, 0x0f, 0x02, 0x00}, \
   }
 #define OT_BEGIN_KINDS 0x0001541554050aaaull
 
@@ -207,6 +230,7 @@ typedef struct ot_settings {
 typedef struct ot_span {
   const uint8_t *data; /* first byte of complete records */
   uint64_t len;        /* bytes */
+  uint32_t offset;     /* of data in the buffer: 0 for its first span, whose records start afresh */
   uint32_t thread;     /* thread index */
   uint32_t slot;       /* pool slot, for ot_host.release */
   int32_t full;        /* 1: the buffer is done; release returns it to the pool */

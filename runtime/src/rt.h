@@ -58,6 +58,9 @@ static inline void ot_free(void *p) {
 }
 #define OT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define OT_HIDDEN __attribute__((visibility("hidden")))
+/* For the recording path, so that each call site's kind is a constant there
+ * and its encoding (ot_encode) folds to that kind's few stores. */
+#define OT_INLINE inline __attribute__((always_inline))
 #define OT_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---- Process state ------------------------------------------------------ */
@@ -215,6 +218,14 @@ typedef struct ot_omp_frame { /* an implicit task, work or sync region open on t
   uint32_t recorded;
 } ot_omp_frame;
 
+/* What a thread's raw records so far leave for the next ones (ot_encode):
+ * formats/trace/raw.go's RawState. Zeroed with each new buffer. */
+typedef struct ot_enc {
+  uint64_t ticks; /* of the previous event */
+  uint64_t corr;  /* the previous correlation id */
+  uint64_t prev[64][OT_MAX_ARGS]; /* per kind: the arguments the S flag covers */
+} ot_enc;
+
 typedef struct ot_thread {
   /* Kept when a new thread reuses the struct (buffers.c: thread_struct). */
   struct ot_thread *all_next; /* every thread struct, for reuse */
@@ -226,6 +237,7 @@ typedef struct ot_thread {
   /* Cleared for a new thread from here on. */
   ot_buf *buf;
   uint32_t pos;   /* write offset in buf */
+  ot_enc enc;     /* the records of buf so far */
   uint32_t index; /* thread index in the trace (1-based) */
   uint32_t buf_seq;
   uint32_t last_slot;
@@ -245,7 +257,7 @@ typedef struct ot_thread {
 
 OT_HIDDEN extern OT_TLS ot_thread *ot_self_tls;
 OT_HIDDEN ot_thread *ot_thread_create(void);
-OT_HIDDEN uint64_t *ot_reserve_slow(ot_thread *t, unsigned words);
+OT_HIDDEN uint8_t *ot_reserve_slow(ot_thread *t, unsigned bytes);
 OT_HIDDEN int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes);
 OT_HIDDEN void ot_wake_writer(void);
 OT_HIDDEN void ot_count_drop(unsigned reason, uint64_t n);
@@ -297,31 +309,87 @@ static inline void ot_leave(ot_thread *t) {
   atomic_store_explicit(&t->in_call, 0, memory_order_release);
 }
 
-/* Room for a record of `words` 64-bit words; NULL when it was dropped.
+/* The most bytes a record takes: head, delta and OT_MAX_ARGS arguments, each
+ * a varint of at most 10 bytes (formats/trace/raw.go: maxRawRecord). */
+#define OT_RAW_MAX (1u + 10u + 10u * OT_MAX_ARGS)
+#define OT_RAW_S 0x40u
+#define OT_RAW_C 0x80u
+
+/* ot_kind_codec[kind] says how kind's records are encoded (events.c). */
+OT_HIDDEN extern const ot_kind_codec_t ot_kind_codec[OCCA_TOOLS_EVENT_KIND_COUNT];
+
+/* Room for a record of up to `bytes` bytes; NULL when it was dropped.
  * Only between ot_enter and ot_leave. */
-static inline uint64_t *ot_reserve(ot_thread *t, unsigned words) {
-  if (OT_LIKELY(t->pos + words * 8u <= atomic_load_explicit(&t->limit, memory_order_relaxed)))
-    return (uint64_t *)(void *)(t->buf->data + t->pos);
-  return ot_reserve_slow(t, words);
+static inline uint8_t *ot_reserve(ot_thread *t, unsigned bytes) {
+  if (OT_LIKELY(t->pos + bytes <= atomic_load_explicit(&t->limit, memory_order_relaxed)))
+    return t->buf->data + t->pos;
+  return ot_reserve_slow(t, bytes);
 }
 
-static inline void ot_commit(ot_thread *t, unsigned words) {
-  t->pos += words * 8u;
+static inline void ot_commit(ot_thread *t, const uint8_t *end) {
+  t->pos = (uint32_t)(end - t->buf->data);
   atomic_store_explicit(&t->buf->committed, t->pos, memory_order_release);
 }
 
-/* Records kind with nargs arguments; returns 0 when dropped. */
-/* Records kind at ticks (not after the thread's previous event); 0 when dropped. */
-static inline int ot_emit_at(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args,
+static inline uint8_t *ot_put_uvarint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+static inline uint64_t ot_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+/* Writes the record of kind at ticks at p, which has OT_RAW_MAX bytes of
+ * room, after the records e has seen; returns its end. The common event (a
+ * launch on the kernel, device and stream of the one before) is a head, a
+ * one- or two-byte delta and a one-byte correlation delta. */
+static OT_INLINE uint8_t *ot_encode(ot_enc *e, uint8_t *p, unsigned kind, const uint64_t *args,
+                                    uint64_t ticks) {
+  const ot_kind_codec_t *c = &ot_kind_codec[kind];
+  unsigned n = c->nargs, head = kind, differ = 0;
+  uint8_t *q = ot_put_uvarint(p + 1, ot_zigzag((int64_t)(ticks - e->ticks)));
+  e->ticks = ticks;
+  uint64_t *prev = e->prev[kind];
+  for (unsigned j = 0; j < n; j++)
+    differ |= (unsigned)(args[j] != prev[j]) << j;
+  int same = c->same && !(differ & c->same);
+  if (same)
+    head |= OT_RAW_S;
+  for (unsigned j = 0; j < n; j++) {
+    uint64_t v = args[j];
+    unsigned bit = 1u << j;
+    if (j + 1 == c->corr) {
+      if (v == e->corr + ((OT_BEGIN_KINDS >> kind) & 1))
+        head |= OT_RAW_C;
+      else
+        q = ot_put_uvarint(q, ot_zigzag((int64_t)(v - e->corr)));
+      e->corr = v;
+    } else if (c->times & bit) {
+      q = ot_put_uvarint(q, v);
+    } else if (!same) {
+      prev[j] = v;
+      q = ot_put_uvarint(q, (c->ints & bit) ? ot_zigzag((int64_t)v) : v);
+    }
+  }
+  *p = (uint8_t)head;
+  return q;
+}
+
+/* Records kind at ticks, which may be earlier than the thread's previous
+ * event (the writer raises it); 0 when dropped. nargs is the kind's
+ * (ot_kind_codec), which internal callers always pass: another count
+ * records nothing. */
+static OT_INLINE int ot_emit_at(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args,
                              uint64_t ticks) {
-  uint64_t *r = ot_reserve(t, 2 + nargs);
+  if (OT_UNLIKELY(kind >= OCCA_TOOLS_EVENT_KIND_COUNT || nargs != ot_kind_codec[kind].nargs))
+    return 0;
+  uint8_t *r = ot_reserve(t, OT_RAW_MAX);
   if (OT_UNLIKELY(r == NULL))
     return 0;
-  r[0] = ticks;
-  r[1] = (uint64_t)kind | ((uint64_t)nargs << 8);
-  for (unsigned i = 0; i < nargs; i++)
-    r[2 + i] = args[i];
-  ot_commit(t, 2 + nargs);
+  ot_commit(t, ot_encode(&t->enc, r, kind, args, ticks));
   return 1;
 }
 
@@ -333,17 +401,19 @@ static inline uint64_t ot_event_ticks(void) {
   return t;
 }
 
-static inline int ot_emit(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args) {
-  uint64_t *r = ot_reserve(t, 2 + nargs);
+/* Records kind now (or at the ticks a time window decided it by); 0 when
+ * dropped. */
+static OT_INLINE int ot_emit(ot_thread *t, unsigned kind, unsigned nargs, const uint64_t *args) {
+  if (OT_UNLIKELY(kind >= OCCA_TOOLS_EVENT_KIND_COUNT || nargs != ot_kind_codec[kind].nargs)) {
+    ot_decided_ticks = 0;
+    return 0;
+  }
+  uint8_t *r = ot_reserve(t, OT_RAW_MAX);
   if (OT_UNLIKELY(r == NULL)) {
     ot_decided_ticks = 0; /* dropped: not for the next event */
     return 0;
   }
-  r[0] = ot_event_ticks();
-  r[1] = (uint64_t)kind | ((uint64_t)nargs << 8);
-  for (unsigned i = 0; i < nargs; i++)
-    r[2 + i] = args[i];
-  ot_commit(t, 2 + nargs);
+  ot_commit(t, ot_encode(&t->enc, r, kind, args, ot_event_ticks()));
   return 1;
 }
 

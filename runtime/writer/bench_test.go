@@ -17,30 +17,37 @@ import (
 // with what tests/bench/throughput.c records: run_begin/run_end pairs 5.6
 // to 7.2 ns apart in TSC ticks (2.5 GHz) in bursts of 1000 events 100 us
 // apart, four kernels, one device and stream, correlation ids counting up
-// per thread.
-func benchSpans(threads, perThread int) ([]Span, int) {
+// by 2 per thread, from ticks on.
+func benchSpans(threads, perThread int, ticks0 uint64) ([]Span, int) {
 	const bufBytes = 1 << 20
 	var spans []Span
 	events := 0
 	rng := rand.New(rand.NewSource(1))
 	for th := 1; th <= threads; th++ {
 		var corr uint64
-		ticks := uint64(1_000_000)
+		ticks := ticks0 + 1_000_000
+		var enc trace.RawEncoder
+		// Each buffer's first record gets a 10-byte delta (a longer
+		// varint of the same value), so that advance can make it later in
+		// place.
 		buf := make([]byte, 0, bufBytes)
 		flush := func() {
-			spans = append(spans, Span{Data: buf, Thread: uint32(th), Full: true})
+			spans = append(spans, Span{Data: padFirst(buf), Thread: uint32(th), Slot: uint32(len(spans)), Full: true})
 			buf = make([]byte, 0, bufBytes)
+			enc = trace.RawEncoder{}
 		}
-		for i := 0; i < perThread; i++ {
-			if len(buf)+48+32 > bufBytes {
+		add := func(k trace.Kind, args ...uint64) {
+			if len(buf)+64 > bufBytes {
 				flush()
 			}
-			corr++
+			buf, _ = enc.Append(buf, k, ticks, args...)
+			ticks += 14 + uint64(rng.Intn(5))
+		}
+		for i := 0; i < perThread; i++ {
+			corr += 2
 			id := uint64(th)<<40 | corr
-			buf = appendRaw(buf, ticks, trace.RunBegin, id, uint64(1+th%4), 1, 1)
-			ticks += 14 + uint64(rng.Intn(5))
-			buf = appendRaw(buf, ticks, trace.RunEnd, id, 0)
-			ticks += 14 + uint64(rng.Intn(5))
+			add(trace.RunBegin, id, uint64(1+th%4), 1, 1)
+			add(trace.RunEnd, id, 0)
 			if i%500 == 499 { // the end of a burst: a pause
 				ticks += 250_000 + uint64(rng.Intn(2500))
 			}
@@ -60,17 +67,9 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func appendRaw(b []byte, ticks uint64, k trace.Kind, args ...uint64) []byte {
-	b = binary.LittleEndian.AppendUint64(b, ticks)
-	b = binary.LittleEndian.AppendUint64(b, uint64(k)|uint64(len(args))<<8)
-	for _, a := range args {
-		b = binary.LittleEndian.AppendUint64(b, a)
-	}
-	return b
-}
-
-// benchHost serves the same spans every cycle, moved later in time by
-// shift, with a TSC-like clock (0.4 ns per tick) whose sync point follows them.
+// benchHost serves the same records every cycle, moved later in time by
+// shift, with a TSC-like clock (0.4 ns per tick) whose sync point follows
+// them.
 type benchHost struct {
 	fakeHost
 	spans []Span
@@ -83,15 +82,40 @@ func (h *benchHost) SyncPoint() (uint64, int64) {
 	return t, int64(t) * 2 / 5
 }
 
-// advance moves every record of the spans later by d ticks.
+// advance moves every record of the spans later by d ticks: the first of
+// each buffer, whose delta is from 0.
 func (h *benchHost) advance(d uint64) {
 	h.shift += d
 	h.next = 0
-	for _, s := range h.spans {
-		for off := 0; off < len(s.Data); off += 16 + 8*int(s.Data[off+9]) {
-			binary.LittleEndian.PutUint64(s.Data[off:], binary.LittleEndian.Uint64(s.Data[off:])+d)
-		}
+	for i, s := range h.spans {
+		h.spans[i].Data = shiftFirst(s.Data, d)
 	}
+}
+
+// padFirst returns the records with the first one's delta a 10-byte varint.
+func padFirst(data []byte) []byte {
+	delta, n := binary.Uvarint(data[1:])
+	out := []byte{data[0]}
+	for i := 0; i < 9; i++ {
+		out = append(out, byte(delta)|0x80)
+		delta >>= 7
+	}
+	out = append(out, byte(delta))
+	return append(out, data[1+n:]...)
+}
+
+// shiftFirst returns the records of a buffer with the first record's delta
+// (its ticks) d greater, in place: its delta is a 10-byte varint
+// (padFirst).
+func shiftFirst(data []byte, d uint64) []byte {
+	delta, _ := binary.Uvarint(data[1:])
+	delta += 2 * d // a zig-zag delta from 0: twice the ticks
+	for i := 1; i < 10; i++ {
+		data[i] = byte(delta) | 0x80
+		delta >>= 7
+	}
+	data[10] = byte(delta)
+	return data
 }
 
 func (h *benchHost) TakeFull() (Span, bool) {
@@ -113,7 +137,7 @@ func BenchmarkCycle(b *testing.B) { benchCycle(b, 1) }
 func BenchmarkCycle2(b *testing.B) { benchCycle(b, 2) }
 
 func benchCycle(b *testing.B, encoders int) {
-	spans, events := benchSpans(2, 200_000)
+	spans, events := benchSpans(2, 200_000, 0)
 	h := &benchHost{spans: spans}
 	h.windows = map[int]bool{}
 	tw, err := trace.NewWriter(io.Discard, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1},

@@ -42,7 +42,7 @@ func NewClock(identity bool) *Clock {
 	return c
 }
 
-// Flat returns the clock as trace.Batch.AddFlat takes it: the segment of
+// Flat returns the clock as trace.Batch.AddRaw takes it: the segment of
 // the last conversion, then Nanos.
 func (c *Clock) Flat() *trace.FlatClock {
 	return &trace.FlatClock{Fast: &c.seg, Slow: c.Nanos}

@@ -9,7 +9,7 @@ import (
 
 // Definitions come from the C runtime's queue in its in-memory layout
 // (runtime/src/ot_internal.h), little-endian on every platform we build
-// for. Its event records are trace.AddFlat's flat records.
+// for. Its event records are raw records (formats/trace/raw.go).
 
 // decodeDefs converts the C definition queue's entries.
 func decodeDefs(data []byte, defs []trace.Def) ([]trace.Def, error) {

@@ -10,9 +10,12 @@ import (
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
-// Span is a run of complete raw records from one thread's buffer.
+// Span is a run of complete raw records (trace.RawState says how they are
+// encoded) from one thread's buffer: the buffer's records from Offset on.
+// A buffer's spans come in order, the first at Offset 0.
 type Span struct {
 	Data   []byte // valid until Release
+	Offset uint32
 	Thread uint32
 	Slot   uint32
 	Full   bool // the buffer is done: Release returns it to the pool

@@ -45,10 +45,12 @@ type Loop struct {
 	clock *Clock
 	flat  *trace.FlatClock // clock, for the spans' records
 
-	floor     map[uint32]int64 // per thread: time of its last event written
-	free      []*trace.Batch   // batches to reuse
-	jobs      chan *encodeJob  // to the encoder goroutines (started at the first batch)
-	inflight  []*encodeJob     // submitted, in write order
+	floor     map[uint32]int64     // per thread: time of its last event written
+	buffers   map[uint32]*bufState // per pool slot: where its records stand
+	idleBufs  []*bufState
+	free      []*trace.Batch  // batches to reuse
+	jobs      chan *encodeJob // to the encoder goroutines (started at the first batch)
+	inflight  []*encodeJob    // submitted, in write order
 	idleJobs  []*encodeJob
 	tool      *trace.Batch // the tool's own events (thread 0)
 	spans     []Span
@@ -88,6 +90,7 @@ func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 		h: h, tw: tw, out: out, opt: opt,
 		clock:    NewClock(opt.IdentityClock),
 		floor:    map[uint32]int64{},
+		buffers:  map[uint32]*bufState{},
 		tool:     tw.Batch(0),
 		defBuf:   make([]byte, 1<<20),
 		finished: make(chan struct{}),
@@ -297,28 +300,80 @@ func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
 	for _, s := range l.spans {
+		bs := l.bufferOf(s)
 		b := l.batchFor(s.Thread)
 		data := s.Data
-		for len(data) > 0 {
-			n, err := b.AddFlat(data, l.flat)
+		for bs != nil && len(data) > 0 {
+			n, err := b.AddRaw(data, &bs.st, l.flat)
 			data = data[n:]
+			bs.next += uint32(n)
 			if err == trace.ErrBatchFull {
 				l.submit(b)
 				b = l.batchFor(s.Thread)
 				continue
 			}
-			if err != nil && !l.decodeErrLog {
-				l.decodeErrLog = true
-				l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Msg("internal: bad raw record; the rest of that buffer is skipped")
+			if err != nil {
+				bs.broken = true
+				l.decodeError(s, "bad raw record: the rest of that buffer is skipped", err)
 			}
 			break
 		}
 		l.floor[s.Thread] = b.Last()
 		l.h.Release(s) // the records are copied: the buffer can be reused now
 		l.submit(b)
+		if s.Full && bs != nil {
+			delete(l.buffers, s.Slot)
+			l.idleBufs = append(l.idleBufs, bs)
+		}
 	}
 	l.spans = l.spans[:0]
 	l.drain(0)
+}
+
+// bufState is where the writer stands in a buffer's records.
+type bufState struct {
+	st     trace.RawState
+	next   uint32 // offset of the next span
+	broken bool   // a record did not decode: the rest cannot be
+}
+
+// bufferOf returns the state s's records continue, or nil when they cannot
+// be decoded: the buffer's earlier records were not.
+func (l *Loop) bufferOf(s Span) *bufState {
+	bs := l.buffers[s.Slot]
+	if s.Offset == 0 {
+		if bs == nil {
+			if n := len(l.idleBufs); n > 0 {
+				bs, l.idleBufs = l.idleBufs[n-1], l.idleBufs[:n-1]
+			} else {
+				bs = new(bufState)
+			}
+			l.buffers[s.Slot] = bs
+		}
+		bs.st.Reset()
+		bs.next, bs.broken = 0, false
+		return bs
+	}
+	if bs == nil || bs.broken || bs.next != s.Offset {
+		if bs == nil || !bs.broken {
+			l.decodeError(s, "a buffer's records were taken out of order: the rest of that buffer is skipped", nil)
+		}
+		if s.Full {
+			delete(l.buffers, s.Slot)
+		}
+		return nil
+	}
+	return bs
+}
+
+// decodeError reports the first span the writer could not decode: an
+// internal error, since the runtime wrote it.
+func (l *Loop) decodeError(s Span, msg string, err error) {
+	if l.decodeErrLog {
+		return
+	}
+	l.decodeErrLog = true
+	l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Uint32("slot", s.Slot).Uint32("offset", s.Offset).Msg("internal: " + msg)
 }
 
 // batchFor takes a pooled batch for thread, starting at its floor.

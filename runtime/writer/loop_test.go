@@ -130,13 +130,13 @@ func (nopOutput) Close() error { return nil }
 func TestLoopOrderAndShutdown(t *testing.T) {
 	h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
 	h.defs = append(rawDef(trace.DefString, "axpy", 1), rawDef(trace.DefKernel, "", 1, 0, 1, 0, 0)...)
-	var full, live []byte
+	var full rawBuffer
 	for i := uint64(0); i < 3; i++ { // older events, in the queued full buffer
-		full = append(full, rawRecord(20_000+i*10, trace.RunBegin, i+1, 1, 0, 0)...)
-		full = append(full, rawRecord(20_005+i*10, trace.RunEnd, i+1, 0)...)
+		full.add(20_000+i*10, trace.RunBegin, i+1, 1, 0, 0)
+		full.add(20_005+i*10, trace.RunEnd, i+1, 0)
 	}
-	live = append(live, rawRecord(30_000, trace.Marker, 1)...)
-	h.full = []Span{{Data: full, Thread: 1, Slot: 0, Full: true}}
+	live := rawRecord(30_000, trace.Marker, 1)
+	h.full = []Span{{Data: full.data, Thread: 1, Slot: 0, Full: true}}
 	h.partial = []Span{{Data: live, Thread: 1, Slot: 1}}
 	h.pending = true
 

@@ -3,6 +3,8 @@ package writer
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -14,27 +16,40 @@ import (
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
-// rawRecord encodes one record as the C runtime does.
-func rawRecord(ticks uint64, k trace.Kind, args ...uint64) []byte {
-	b := make([]byte, 16+8*len(args))
-	binary.LittleEndian.PutUint64(b, ticks)
-	b[8] = byte(k)
-	b[9] = byte(len(args))
-	for i, a := range args {
-		binary.LittleEndian.PutUint64(b[16+8*i:], a)
-	}
-	return b
+// rawBuffer builds a thread's buffer of raw records as the C runtime
+// writes them.
+type rawBuffer struct {
+	enc  trace.RawEncoder
+	data []byte
 }
 
-// A malformed record (a runtime bug) ends its span: the records before it
-// are written, the span is released, the error is logged once, and the
-// next span is written whole.
+func (r *rawBuffer) add(ticks uint64, k trace.Kind, args ...uint64) *rawBuffer {
+	var err error
+	if r.data, err = r.enc.Append(r.data, k, ticks, args...); err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// rawRecord is a buffer of one record.
+func rawRecord(ticks uint64, k trace.Kind, args ...uint64) []byte {
+	return new(rawBuffer).add(ticks, k, args...).data
+}
+
+// A malformed record (a runtime bug) ends its span and its buffer: the
+// records before it are written, the span is released, the error is logged
+// once, a later span of that buffer is skipped, and the next buffer is
+// written whole.
 func TestLoopSkipsMalformedRecord(t *testing.T) {
 	h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
-	bad := append(rawRecord(20_000, trace.Marker, 1), rawRecord(20_010, trace.Marker, 2)...)
-	bad[24+9] = 5 // the second record claims 5 arguments
-	bad = append(bad, rawRecord(20_020, trace.Marker, 3)...)
-	h.full = []Span{{Data: bad, Thread: 1, Slot: 0, Full: true}, {Data: rawRecord(20_030, trace.Marker, 4), Thread: 2, Slot: 1, Full: true}}
+	bad := new(rawBuffer).add(20_000, trace.Marker, 1).add(20_010, trace.Marker, 2).add(20_020, trace.Marker, 3).data
+	second := len(rawRecord(20_000, trace.Marker, 1))
+	bad[second] = 63 // the second record's kind is not one
+	h.full = []Span{{Data: rawRecord(20_030, trace.Marker, 4), Thread: 2, Slot: 1, Full: true}}
+	h.partial = []Span{
+		{Data: bad, Thread: 1, Slot: 0},
+		{Data: []byte{byte(trace.Marker), 2, 5}, Offset: uint32(len(bad)), Thread: 1, Slot: 0},
+	}
 	var buf, log bytes.Buffer
 	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
 	if err != nil {
@@ -43,8 +58,8 @@ func TestLoopSkipsMalformedRecord(t *testing.T) {
 	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.New(&log), Start: time.Now()})
 	l.Start()
 	l.Shutdown()
-	if len(h.released) != 2 {
-		t.Errorf("released %d spans, want 2", len(h.released))
+	if len(h.released) != 3 {
+		t.Errorf("released %d spans, want 3", len(h.released))
 	}
 	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
 	if err != nil {
@@ -63,10 +78,10 @@ func TestLoopSkipsMalformedRecord(t *testing.T) {
 			names = append(names, e.Args[0])
 		}
 	}
-	if !slices.Equal(names, []uint64{1, 4}) {
-		t.Errorf("markers %v written, want [1 4]", names)
+	if !slices.Equal(names, []uint64{4, 1}) {
+		t.Errorf("markers %v written, want [4 1]", names)
 	}
-	if n := strings.Count(log.String(), "bad raw record"); n != 1 || !strings.Contains(log.String(), "malformed flat record at byte 24: kind 22 has 1 arguments, not 5") {
+	if n := strings.Count(log.String(), "bad raw record"); n != 1 || !strings.Contains(log.String(), fmt.Sprintf("malformed raw record at byte %d: kind 63 is not a timed event kind", second)) {
 		t.Errorf("log has %d lines on the bad record, want 1 naming it:\n%s", n, log.String())
 	}
 }
@@ -99,5 +114,67 @@ func TestDecodeDefs(t *testing.T) {
 	_, err = decodeDefs(rawDef(trace.DefString, "abc", 1)[:12], nil)
 	if err == nil {
 		t.Error("a cut definition decoded")
+	}
+}
+
+// A live buffer taken in spans over several cycles, then full, is decoded
+// across them: each span goes on from the state its predecessor left (the
+// deltas, correlation ids and S flags of the buffer's records), though
+// each starts a new batch, and the events read back exactly.
+func TestLoopContinuesABuffer(t *testing.T) {
+	h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
+	var r rawBuffer
+	var ends []int
+	for i := uint64(0); i < 30; i++ {
+		r.add(20_000+i*10, trace.RunBegin, 1<<40|(2*i+1), 1+i%2, 1, 1)
+		r.add(20_005+i*10, trace.RunEnd, 1<<40|(2*i+1), 0)
+		ends = append(ends, len(r.data))
+	}
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Start: time.Now()})
+	cuts := []int{0, ends[0], ends[9], ends[20], len(r.data)}
+	for i := 1; i < len(cuts); i++ {
+		s := Span{Data: r.data[cuts[i-1]:cuts[i]], Offset: uint32(cuts[i-1]), Thread: 1, Slot: 3}
+		if i == len(cuts)-1 {
+			s.Full = true
+			h.full = []Span{s}
+		} else {
+			h.partial = []Span{s}
+		}
+		l.cycle(true, false)
+		h.partial = nil
+	}
+	if len(l.buffers) != 0 {
+		t.Errorf("%d buffer states kept after the buffer was full, want 0", len(l.buffers))
+	}
+	r2, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []trace.Event
+	for {
+		e, err := r2.ReadEvent()
+		if err == io.EOF || errors.Is(err, trace.ErrNoFinalStats) { // the loop was not shut down
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Thread == 1 {
+			evs = append(evs, e)
+		}
+	}
+	if len(evs) != 60 {
+		t.Fatalf("%d events read, want 60", len(evs))
+	}
+	for i, e := range evs {
+		n := uint64(i / 2)
+		if e.Args[0] != 1<<40|(2*n+1) || (i%2 == 0 && (e.Kind != trace.RunBegin || e.Args[1] != 1+n%2)) || (i%2 == 1 && e.Kind != trace.RunEnd) {
+			t.Fatalf("event %d: %v %v", i, e.Kind, e.Args)
+		}
 	}
 }

@@ -279,22 +279,6 @@ static void *produce(void *arg) {
 
 /* ---- Consumer: the writer's side ------------------------------------------------- */
 
-static const int8_t kind_nargs[NKINDS] = {
-    [OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN] = 4, [OCCA_TOOLS_EVENT_DEVICE_SETUP_END] = 3,
-    [OCCA_TOOLS_EVENT_MEMORY_ALLOC_BEGIN] = 4, [OCCA_TOOLS_EVENT_MEMORY_ALLOC_END] = 4,
-    [OCCA_TOOLS_EVENT_MEMORY_FREE_BEGIN] = 4,  [OCCA_TOOLS_EVENT_MEMORY_FREE_END] = 2,
-    [OCCA_TOOLS_EVENT_COPY_BEGIN] = 6,         [OCCA_TOOLS_EVENT_COPY_END] = 2,
-    [OCCA_TOOLS_EVENT_BUILD_BEGIN] = 6,        [OCCA_TOOLS_EVENT_BUILD_END] = 4,
-    [OCCA_TOOLS_EVENT_RUN_BEGIN] = 4,          [OCCA_TOOLS_EVENT_RUN_END] = 2,
-    [OCCA_TOOLS_EVENT_DEVICE_TIME] = 3,        [OCCA_TOOLS_EVENT_STREAM_CREATE] = 2,
-    [OCCA_TOOLS_EVENT_STREAM_SET] = 2,         [OCCA_TOOLS_EVENT_STREAM_FINISH_BEGIN] = 2,
-    [OCCA_TOOLS_EVENT_STREAM_FINISH_END] = 1,  [OCCA_TOOLS_EVENT_DEVICE_FINISH_BEGIN] = 2,
-    [OCCA_TOOLS_EVENT_DEVICE_FINISH_END] = 1,  [OCCA_TOOLS_EVENT_REGION_PUSH] = 1,
-    [OCCA_TOOLS_EVENT_REGION_POP] = 1,         [OCCA_TOOLS_EVENT_MARKER] = 1,
-    [OCCA_TOOLS_EVENT_DROPPED] = 3,            [OCCA_TOOLS_EVENT_TRIGGER] = 3,
-    [OCCA_TOOLS_EVENT_FORK] = 0,
-};
-
 static int is_begin(unsigned k) {
   switch (k) {
   case OCCA_TOOLS_EVENT_DEVICE_SETUP_BEGIN:
@@ -426,6 +410,73 @@ static void take_defs(void) {
   }
 }
 
+/* Where the consumer stands in each pool slot's buffer: the state its raw
+ * records so far leave (formats/trace/raw.go's RawState, written by rt.h's
+ * ot_encode) and the offset the next span must start at. */
+typedef struct slot_state {
+  uint64_t ticks, corr, next;
+  uint64_t prev[64][OT_MAX_ARGS];
+} slot_state;
+static slot_state *slot_states;
+static uint32_t n_slot_states;
+
+static int get_uvarint(const uint8_t *p, uint64_t len, uint64_t *off, uint64_t *v) {
+  *v = 0;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    if (*off >= len)
+      return 0;
+    uint8_t c = p[(*off)++];
+    *v |= (uint64_t)(c & 0x7f) << shift;
+    if (c < 0x80)
+      return 1;
+  }
+  return 0;
+}
+
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Decodes the record at p[*off] after the records st has seen, into kind,
+ * ticks and its arguments; 0 when it is malformed. */
+static int decode_record(slot_state *st, const uint8_t *p, uint64_t len, uint64_t *off,
+                         unsigned *kind, uint64_t *ticks, uint64_t a[OT_MAX_ARGS]) {
+  unsigned head = p[(*off)++], k = head & 0x3f;
+  if (k == 0 || k >= NKINDS || (k != OCCA_TOOLS_EVENT_FORK && ot_kind_codec[k].nargs == 0))
+    return 0;
+  const ot_kind_codec_t *c = &ot_kind_codec[k];
+  uint64_t v;
+  if (!get_uvarint(p, len, off, &v))
+    return 0;
+  st->ticks += (uint64_t)unzigzag(v);
+  for (unsigned j = 0; j < c->nargs; j++) {
+    unsigned bit = 1u << j;
+    if (j + 1 == c->corr) {
+      if (head & OT_RAW_C) {
+        v = st->corr + ((OT_BEGIN_KINDS >> k) & 1);
+      } else {
+        if (!get_uvarint(p, len, off, &v))
+          return 0;
+        v = st->corr + (uint64_t)unzigzag(v);
+      }
+      st->corr = v;
+    } else if (c->times & bit) {
+      if (!get_uvarint(p, len, off, &v))
+        return 0;
+    } else if (head & OT_RAW_S) {
+      v = st->prev[k][j];
+    } else {
+      if (!get_uvarint(p, len, off, &v))
+        return 0;
+      if (c->ints & bit)
+        v = (uint64_t)unzigzag(v);
+      st->prev[k][j] = v;
+    }
+    a[j] = v;
+  }
+  *kind = k;
+  *ticks = st->ticks;
+  return 1;
+}
+
 static void decode(const ot_span_t *s) {
   if (s->thread == 0 || s->thread > MAX_THREADS + 1) {
     fail("span of thread index %u", s->thread);
@@ -434,30 +485,31 @@ static void decode(const ot_span_t *s) {
   seen *th = &by_thread[s->thread];
   if (!th->defined)
     fail("records of thread %u before its DEF_THREAD", s->thread);
-  if (s->len % 8 != 0)
-    fail("span of %llu bytes is not whole words", (unsigned long long)s->len);
+  if (s->slot >= n_slot_states) {
+    uint32_t n = s->slot + 64;
+    slot_states = realloc(slot_states, n * sizeof *slot_states);
+    if (!slot_states) {
+      fail("out of memory");
+      return;
+    }
+    memset(slot_states + n_slot_states, 0, (n - n_slot_states) * sizeof *slot_states);
+    n_slot_states = n;
+  }
+  slot_state *st = &slot_states[s->slot];
+  if (s->offset == 0)
+    memset(st, 0, sizeof *st);
+  else if (s->offset != st->next)
+    fail("thread %u: a span of slot %u starts at byte %u, its previous one ended at %llu",
+         s->thread, s->slot, s->offset, (unsigned long long)st->next);
+  st->next = s->offset + s->len;
   for (uint64_t off = 0; off < s->len;) {
-    if (s->len - off < OT_REC_HEADER) {
-      fail("thread %u: %llu bytes left, less than a header", s->thread,
-           (unsigned long long)(s->len - off));
+    uint64_t at = off, ticks, a[OT_MAX_ARGS] = {0};
+    unsigned kind;
+    if (!decode_record(st, s->data, s->len, &off, &kind, &ticks, a)) {
+      fail("thread %u: malformed record (kind %u) at byte %llu of its span", s->thread,
+           s->data[at] & 0x3fu, (unsigned long long)at);
       return;
     }
-    const uint8_t *p = s->data + off;
-    uint64_t ticks, word1;
-    memcpy(&ticks, p, 8);
-    memcpy(&word1, p + 8, 8);
-    unsigned kind = p[8], nargs = p[9];
-    if ((word1 >> 16) != 0)
-      fail("thread %u: record pad bytes not zero", s->thread);
-    if (kind == 0 || kind >= NKINDS || kind_nargs[kind] != (int)nargs ||
-        s->len - off < OT_REC_HEADER + 8ull * nargs) {
-      fail("thread %u: bad record kind %u nargs %u at byte %llu", s->thread, kind, nargs,
-           (unsigned long long)off);
-      return;
-    }
-    uint64_t a[6] = {0};
-    memcpy(a, p + OT_REC_HEADER, 8ull * nargs);
-    off += OT_REC_HEADER + 8ull * nargs;
     records_total++;
     th->decoded[kind]++;
     if (ticks < th->last_ticks)

@@ -229,14 +229,31 @@ func writeInternalTables(t *tables, b *bytes.Buffer) {
 		width = max(width, len(l))
 	}
 	var begins uint64
-	b.WriteString("\n/* Each event kind's number of arguments, corr included: the initializer\n" +
-		" * of events.c's kind_nargs[OCCA_TOOLS_EVENT_KIND_COUNT], and the kinds that\n" +
-		" * begin a pair, a bit per kind. */\n#define OT_KIND_NARGS { \\\n    0, /* invalid */")
+	b.WriteString("\n/* How each event kind's record is encoded (rt.h: ot_encode, formats/trace/raw.go):\n" +
+		" * the initializer of events.c's ot_kind_codec[OCCA_TOOLS_EVENT_KIND_COUNT], one\n" +
+		" * {nargs, corr, same, ints, times} per kind: its number of arguments, corr\n" +
+		" * included; 1 + the index of its correlation id (0: none); and a bit per\n" +
+		" * argument that the S flag covers, that is an int (zig-zag), that is a time.\n" +
+		" * Then the kinds that begin a pair, a bit per kind. */\n#define OT_KIND_CODEC { \\\n    {0}, /* invalid */")
 	for i, k := range t.kinds {
-		if i%12 == 0 {
+		if i%4 == 0 {
 			b.WriteString(" \\\n   ")
 		}
-		fmt.Fprintf(b, " [%d] = %d,", k, len(k.Spec().Args))
+		var corr, same, ints, times int
+		for j, a := range k.Spec().Args {
+			switch a.Type {
+			case trace.ArgCorr:
+				corr = j + 1
+			case trace.ArgTime:
+				times |= 1 << j
+			case trace.ArgInt:
+				ints |= 1 << j
+				same |= 1 << j
+			default:
+				same |= 1 << j
+			}
+		}
+		fmt.Fprintf(b, " [%d] = {%d, %d, 0x%02x, 0x%02x, 0x%02x},", k, len(k.Spec().Args), corr, same, ints, times)
 		if k.Spec().Begin {
 			begins |= 1 << k
 		}

@@ -1,0 +1,313 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Raw records are the events the runtime's threads write into the buffers
+// they share with the writer (runtime/src/rt.h, ot_encode). They use the
+// encoding of an events chunk (FORMAT.md §5) with two differences, so that
+// the thread pays a few stores per event and the writer copies most events
+// as they are:
+//
+//   - the state the S and C flags and the deltas refer to is the whole
+//     buffer's, from its first byte, not a batch's: the previous event, the
+//     previous correlation id and the previous event of each kind in the
+//     buffer (all zero before the first);
+//   - times are the producer's ticks: delta is a varint (zig-zag) of the
+//     ticks since the buffer's previous event (since 0 for its first), and
+//     an ArgTime argument is a uvarint of the value as the producer has it
+//     (ticks, or ns where FlatClock.TickArgs says so).
+//
+// So a record is: head (1 byte: kind | S | C), delta (varint), then the
+// kind's arguments: ArgCorr absent when C, else varint(value - prev);
+// ArgTime uvarint; ArgInt varint and every other type uvarint, both absent
+// when S. The writer reads a buffer's records in order, possibly in several
+// spans, keeping a RawState per buffer between them.
+
+// maxRawRecord is the most bytes a record takes: head, delta and MaxArgs
+// arguments of 10 bytes each (OT_RAW_MAX in runtime/src/rt.h).
+const maxRawRecord = 1 + 10 + 10*MaxArgs
+
+// RawState is what the records of one buffer read so far leave for the
+// next ones. The zero value is the state at the start of a buffer.
+type RawState struct {
+	ticks uint64
+	corr  uint64
+	prev  [maxEventKind + 1][MaxArgs]uint64 // arguments covered by S
+}
+
+// Reset returns s to the start of a buffer.
+func (s *RawState) Reset() { *s = RawState{} }
+
+// RawEncoder writes raw records as the runtime does: tests and fuzzers
+// use it to make a thread's buffer.
+type RawEncoder struct{ st RawState }
+
+// Append appends the record of kind k at ticks with the kind's arguments
+// in kinds.go order (time arguments as the producer has them); it returns
+// an error for a kind that is not timed or a wrong argument count.
+func (e *RawEncoder) Append(dst []byte, k Kind, ticks uint64, args ...uint64) ([]byte, error) {
+	if k > maxEventKind || compiledTab[k].flatN < 0 || len(args) != int(compiledTab[k].n) {
+		return dst, fmt.Errorf("trace: RawEncoder.Append: %v with %d arguments is not a timed kind and its arguments", k, len(args))
+	}
+	ki, st := &compiledTab[k], &e.st
+	head := byte(k)
+	same := ki.refs != 0
+	for j, v := range args {
+		if ki.refs&(1<<j) != 0 && v != st.prev[k][j] {
+			same = false
+		}
+	}
+	if same {
+		head |= flagS
+	}
+	at := len(dst)
+	dst = append(dst, 0)
+	dst = appendUvarint(dst, zigzag(int64(ticks-st.ticks)))
+	st.ticks = ticks
+	for j, v := range args {
+		switch ki.types[j] {
+		case ArgCorr:
+			want := st.corr
+			if ki.begin {
+				want++
+			}
+			if v == want {
+				head |= flagC
+			} else {
+				dst = appendUvarint(dst, zigzag(int64(v-st.corr)))
+			}
+			st.corr = v
+		case ArgTime:
+			dst = appendUvarint(dst, v)
+		default:
+			if same {
+				continue
+			}
+			st.prev[k][j] = v
+			if ki.types[j] == ArgInt {
+				v = zigzag(int64(v))
+			}
+			dst = appendUvarint(dst, v)
+		}
+	}
+	dst[at] = head
+	return dst, nil
+}
+
+// ErrRaw is wrapped by AddRaw's errors about a malformed record.
+var ErrRaw = errors.New("malformed raw record")
+
+// AddRaw appends the raw records at the start of data, which continue
+// the buffer whose state st is, and returns how many bytes it consumed:
+// all of data, or less when the batch is full (ErrBatchFull: write it and
+// go on with the rest, with the same st) or a record is malformed (an
+// error wrapping ErrRaw that names the record's offset in data; the
+// records before it are in the batch, and st is theirs).
+func (b *Batch) AddRaw(data []byte, st *RawState, clock *FlatClock) (int, error) {
+	if b.encoded {
+		return 0, errors.New("trace: Batch.Add after EncodeBatch: write the batch first")
+	}
+	off := 0
+	for off < len(data) {
+		if len(b.raw) >= maxBatchRaw {
+			return off, ErrBatchFull
+		}
+		if len(b.raw) >= roomFor(b.raw) {
+			b.raw = growBatch(b.raw)
+		}
+		n := b.copyRaw(data[off:], st, clock.Fast)
+		off += n
+		if n > 0 || off == len(data) || len(b.raw) >= roomFor(b.raw) {
+			continue
+		}
+		// A record copyRaw leaves: the first of its kind or correlation id
+		// in the batch, one with new arguments or times, or outside the
+		// clock's fast segment. Decoded, converted and encoded alone.
+		var flat [flatHeader + 8*MaxArgs]byte
+		rec, size, err := decodeRaw(b.tab, data[off:], st, flat[:0])
+		if err != nil {
+			return off, fmt.Errorf("%w at byte %d: %v", ErrRaw, off, err)
+		}
+		var conv [flatHeader + 8*MaxArgs]byte
+		if m, _ := b.encodeFlat(clock.nanosRecord(conv[:0], rec), &nanosClock); m == 0 {
+			return off, fmt.Errorf("%w at byte %d: cannot encode kind %d", ErrRaw, off, rec[8]) // unreachable: decodeRaw checked it
+		}
+		b.synced |= 1 << (rec[8] & kindMask)
+		off += size
+	}
+	return off, nil
+}
+
+// copyRaw is AddRaw's inner loop: it copies the records at the start of
+// data whose encoding in the batch is their raw encoding with the delta
+// in ns, and stops at the first other one, returning the bytes consumed.
+// Those are the events whose other arguments are as before (S set, or a
+// kind without such arguments), that have no time arguments, and whose
+// kind (and correlation id) the batch already follows in step with st. It
+// calls nothing, so that the running state stays in registers.
+func (b *Batch) copyRaw(data []byte, st *RawState, fast *Linear) (off int) {
+	tab := b.tab
+	buf := b.raw[:cap(b.raw)]
+	i := len(b.raw)
+	last, corr, count := b.last, b.corr, b.n
+	ticks, rcorr, synced := st.ticks, st.corr, b.synced
+	room := roomFor(buf)
+records:
+	for off < len(data) && i < room {
+		h := data[off]
+		k := Kind(h & kindMask)
+		ki := &tab[k]
+		if h&ki.rawMask != ki.rawWant || synced&(1<<k) == 0 && ki.refs != 0 {
+			break
+		}
+		// The delta and the correlation id's: varints, at most 63 bits
+		// here (longer ones take decodeRaw's checks).
+		p := off + 1
+		var dz uint64
+		for s := uint(0); ; s += 7 {
+			if p >= len(data) || s > 56 {
+				break records
+			}
+			c := data[p]
+			p++
+			dz |= uint64(c&0x7f) << s
+			if c < 0x80 {
+				break
+			}
+		}
+		tk := ticks + uint64(unzigzag(dz))
+		t, ok := fast.Nanos(tk)
+		if !ok {
+			break
+		}
+		args := p
+		nc := rcorr
+		if ki.corr >= 0 {
+			if corr != rcorr {
+				break
+			}
+			if h&flagC == 0 {
+				var cz uint64
+				for s := uint(0); ; s += 7 {
+					if p >= len(data) || s > 56 {
+						break records
+					}
+					c := data[p]
+					p++
+					cz |= uint64(c&0x7f) << s
+					if c < 0x80 {
+						break
+					}
+				}
+				nc += uint64(unzigzag(cz))
+			} else if ki.begin {
+				nc++
+			}
+		}
+		ticks, rcorr, corr = tk, nc, nc
+		if t < last {
+			t = last
+			b.clamped++
+		}
+		delta := uint64(t - last)
+		if count == 0 {
+			b.base, delta = t, 0
+		}
+		last = t
+		count++
+		b.counts[k]++
+		buf[i] = h
+		i = putUvarint(buf, i+1, delta)
+		for _, c := range data[args:p] { // a byte or two: copy would be a call
+			buf[i] = c
+			i++
+		}
+		off = p
+	}
+	b.raw = buf[:i]
+	b.last, b.corr, b.n = last, corr, count
+	st.ticks, st.corr = ticks, rcorr
+	return off
+}
+
+// decodeRaw decodes the record at the start of data, which follows st,
+// into a flat record in ticks appended to dst, and moves st past it; it
+// returns the record's size. On an error st is unchanged.
+func decodeRaw(tab *kindTab, data []byte, st *RawState, dst []byte) (rec []byte, size int, err error) {
+	h := data[0]
+	k := Kind(h & kindMask)
+	ki := &tab[k]
+	if ki.flatN < 0 {
+		return dst, 0, fmt.Errorf("kind %d is not a timed event kind", k)
+	}
+	if h&flagS != 0 && ki.refs == 0 {
+		return dst, 0, fmt.Errorf("kind %d has the S flag but no arguments it covers", k)
+	}
+	if h&flagC != 0 && ki.corr < 0 {
+		return dst, 0, fmt.Errorf("kind %d has the C flag but no correlation id", k)
+	}
+	dz, p, ok := uvarint(data, 1)
+	if !ok {
+		return dst, 0, errors.New("the time delta is cut short")
+	}
+	ticks := st.ticks + uint64(unzigzag(dz))
+	var args [MaxArgs]uint64
+	corr := st.corr
+	for j := range int(ki.n) {
+		var v uint64
+		switch ki.types[j] {
+		case ArgCorr:
+			v = corr
+			if h&flagC != 0 {
+				if ki.begin {
+					v++
+				}
+			} else {
+				var d uint64
+				if d, p, ok = uvarint(data, p); !ok {
+					return dst, 0, fmt.Errorf("argument %d is cut short", j)
+				}
+				v += uint64(unzigzag(d))
+			}
+			corr = v
+		case ArgTime:
+			if v, p, ok = uvarint(data, p); !ok {
+				return dst, 0, fmt.Errorf("argument %d is cut short", j)
+			}
+		default:
+			if h&flagS != 0 {
+				v = st.prev[k][j]
+				break
+			}
+			if v, p, ok = uvarint(data, p); !ok {
+				return dst, 0, fmt.Errorf("argument %d is cut short", j)
+			}
+			if ki.types[j] == ArgInt {
+				v = uint64(unzigzag(v))
+			}
+		}
+		args[j] = v
+	}
+	st.ticks, st.corr = ticks, corr
+	for j := range int(ki.n) {
+		if ki.refs&(1<<j) != 0 {
+			st.prev[k][j] = args[j]
+		}
+	}
+	dst = appendFlatRecord(dst, k, ticks, args[:ki.n])
+	return dst, p, nil
+}
+
+// appendFlatRecord appends the flat record of kind k at ticks.
+func appendFlatRecord(dst []byte, k Kind, ticks uint64, args []uint64) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, ticks)
+	dst = append(dst, byte(k), byte(len(args)), 0, 0, 0, 0, 0, 0)
+	for _, v := range args {
+		dst = binary.LittleEndian.AppendUint64(dst, v)
+	}
+	return dst
+}

@@ -1,0 +1,337 @@
+package trace_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+// rawBuffer is one thread's buffer of raw records and where each ends.
+type rawBuffer struct {
+	enc  trace.RawEncoder
+	data []byte
+	ends []int
+}
+
+func (r *rawBuffer) add(t testing.TB, k trace.Kind, ticks uint64, args ...uint64) {
+	t.Helper()
+	var err error
+	if r.data, err = r.enc.Append(r.data, k, ticks, args...); err != nil {
+		t.Fatal(err)
+	}
+	r.ends = append(r.ends, len(r.data))
+}
+
+// rawRoundTrip adds the buffer's records to batches in spans that end at
+// the given record ends, one batch per span as the runtime's writer does
+// (and more where a batch fills), writes them and checks that they read
+// back as exactly want.
+func rawRoundTrip(t *testing.T, c *tickClock, data []byte, cuts []int, want []trace.Event) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st trace.RawState
+	from, batches := 0, 0
+	for _, to := range append(cuts, len(data)) {
+		span := data[from:to]
+		from = to
+		for len(span) > 0 {
+			b := w.Batch(0)
+			n, err := b.AddRaw(span, &st, &c.fc)
+			if err != nil && !errors.Is(err, trace.ErrBatchFull) {
+				t.Fatal(err)
+			}
+			span = span[n:]
+			if err := w.WriteBatch(b); err != nil {
+				t.Fatal(err)
+			}
+			batches++
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := readEvents(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d events in %d batches, want %d", len(got), batches, len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("event %d: got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestAddRaw encodes the generator's events as raw records in ticks (some
+// later than Fast maps, some earlier than their predecessor, DROPPED's
+// "since" in ticks too), cuts the buffer into spans at random record ends,
+// and reads back exactly the events converted: the batches start afresh
+// where the buffer's state goes on.
+func TestAddRaw(t *testing.T) {
+	for _, seed := range []int64{1, 2, 3} {
+		g := tracetest.NewGen(uint64(seed))
+		rng := rand.New(rand.NewSource(seed))
+		c := newTickClock()
+		var r rawBuffer
+		var want []trace.Event
+		ticks := uint64(5)
+		for i := 0; i < 20000; i++ {
+			var e trace.Event
+			g.Next(&e)
+			if e.Kind.IsDef() || e.Kind.Spec() == nil {
+				continue
+			}
+			ticks += uint64(1 + i%7)
+			if i%1000 == 999 {
+				ticks += uint64(rng.Intn(1 << 20)) // a long pause: a 3-byte delta
+			}
+			if i == 12000 {
+				ticks += 3 << 30 // past Fast's segment
+			}
+			stamp := ticks
+			if i%500 == 7 {
+				stamp -= 3 // earlier than the one before: clamped
+			}
+			e.Thread = 0
+			raw := e
+			if e.Kind == trace.Dropped {
+				raw.Args[2] = ticks - 3
+				e.Args[2] = uint64(c.exact(ticks - 3))
+			}
+			r.add(t, e.Kind, stamp, raw.Args[:len(e.Kind.Spec().Args)]...)
+			e.Time = c.exact(stamp)
+			if len(want) > 0 && e.Time < want[len(want)-1].Time {
+				e.Time = want[len(want)-1].Time
+			}
+			want = append(want, e)
+		}
+		var cuts []int
+		for _, end := range r.ends[:len(r.ends)-1] {
+			if rng.Intn(300) == 0 {
+				cuts = append(cuts, end)
+			}
+		}
+		rawRoundTrip(t, c, r.data, cuts, want)
+		if c.slows == 0 {
+			t.Fatal("no slow conversions, want some")
+		}
+	}
+}
+
+// TestAddRawCopies: a steady stream (a run's begin and end, the same
+// kernel, correlation ids counting up) is copied, not re-encoded: the
+// batch holds the records with each delta in ns in place of the ticks,
+// so its encoded size follows theirs.
+func TestAddRawCopies(t *testing.T) {
+	c := newTickClock()
+	var r rawBuffer
+	var want []trace.Event
+	ticks := uint64(100)
+	for i := range 10000 {
+		corr := uint64(1<<40 | (2*i + 3))
+		r.add(t, trace.RunBegin, ticks, corr, 7, 1, 2)
+		want = append(want, trace.Event{Kind: trace.RunBegin, Time: c.exact(ticks), Args: [trace.MaxArgs]uint64{corr, 7, 1, 2}})
+		ticks += 20
+		r.add(t, trace.RunEnd, ticks, corr, 0)
+		want = append(want, trace.Event{Kind: trace.RunEnd, Time: c.exact(ticks), Args: [trace.MaxArgs]uint64{corr, 0}})
+		ticks += 25
+	}
+	rawRoundTrip(t, c, r.data, []int{r.ends[1], r.ends[5001]}, want)
+
+	w, err := trace.NewWriter(io.Discard, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.Batch(0)
+	var st trace.RawState
+	if n, err := b.AddRaw(r.data, &st, &c.fc); n != len(r.data) || err != nil {
+		t.Fatalf("AddRaw = %d, %v; want %d, nil", n, err, len(r.data))
+	}
+	// Raw: head and a 1-byte delta (40 or 50 ticks zig-zagged) per event,
+	// a 1-byte correlation delta per begin; the first begin has a 2-byte
+	// delta (100 ticks), a 6-byte correlation id and its 3 other arguments.
+	// In the batch the deltas are 8 and 10 ns, and the first is 0: one byte
+	// less, and the rest the same.
+	if len(r.data) != 20000*2+9999+(1+6+3) || b.Size() != len(r.data)-1 {
+		t.Fatalf("%d raw bytes, %d in the batch", len(r.data), b.Size())
+	}
+}
+
+// TestAddRawOneArgChanges encodes, for every timed kind, records that
+// differ from the kind's previous one in exactly one argument, each
+// position in turn, with a span ending after each: the S flag must never
+// cover a changed argument, nor a C flag a changed correlation id, in the
+// buffer or in the batch.
+func TestAddRawOneArgChanges(t *testing.T) {
+	c := newTickClock()
+	var r rawBuffer
+	var want []trace.Event
+	ticks := uint64(5)
+	add := func(e trace.Event) {
+		ticks += 3
+		r.add(t, e.Kind, ticks, e.Args[:len(e.Kind.Spec().Args)]...)
+		e.Time = c.exact(ticks)
+		want = append(want, e)
+	}
+	kinds := 0
+	for k := trace.Kind(1); k < 64; k++ {
+		s := k.Spec()
+		if s == nil || k.IsDef() || k == trace.Dropped || len(s.Args) > trace.MaxArgs {
+			continue
+		}
+		kinds++
+		e := trace.Event{Kind: k}
+		for j := range s.Args {
+			e.Args[j] = uint64(1000*j + 7)
+		}
+		add(e)
+		add(e)
+		for j := range s.Args {
+			e.Args[j]++
+			add(e)
+			add(e)
+		}
+	}
+	if kinds < 10 {
+		t.Fatalf("only %d kinds tested", kinds)
+	}
+	rawRoundTrip(t, c, r.data, r.ends[:len(r.ends)-1], want)
+	rawRoundTrip(t, c, r.data, nil, want)
+}
+
+// TestAddRawBatchFull fills batches one after another from one span: each
+// AddRaw stops at a record boundary with ErrBatchFull, and every event is
+// in exactly one batch.
+func TestAddRawBatchFull(t *testing.T) {
+	c := newTickClock()
+	var r rawBuffer
+	const n = 1_500_000 // a new name each time, so no S flag: over one batch's 8 MiB
+	for i := range n {
+		r.add(t, trace.Marker, uint64(100+i), uint64(i)<<20)
+	}
+	w, err := trace.NewWriter(io.Discard, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st trace.RawState
+	total, batches := 0, 0
+	for off := 0; off < len(r.data); {
+		b := w.Batch(0)
+		m, err := b.AddRaw(r.data[off:], &st, &c.fc)
+		if err != nil && !errors.Is(err, trace.ErrBatchFull) {
+			t.Fatal(err)
+		}
+		if (m == len(r.data)-off) != (err == nil) {
+			t.Fatalf("AddRaw consumed %d of %d bytes with %v", m, len(r.data)-off, err)
+		}
+		off += m
+		total += b.Len()
+		batches++
+		if err := w.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total != n || batches < 2 || w.Stats().Events[trace.Marker] != n {
+		t.Fatalf("%d events in %d batches, %d written; want %d in at least 2", total, batches, w.Stats().Events[trace.Marker], n)
+	}
+}
+
+// TestAddRawMalformed: a malformed record stops AddRaw with an error that
+// names its offset and what is wrong; the records before it are in the
+// batch, and the state is theirs.
+func TestAddRawMalformed(t *testing.T) {
+	c := newTickClock()
+	var good rawBuffer
+	good.add(t, trace.Marker, 10, 4)
+	cases := []struct {
+		name string
+		bad  []byte
+		err  string
+	}{
+		{"definition kind", []byte{64 & 0x3f, 2}, "malformed raw record at byte 3: kind 0 is not a timed event kind"},
+		{"unknown kind", []byte{63, 2}, "malformed raw record at byte 3: kind 63 is not a timed event kind"},
+		{"cut delta", []byte{byte(trace.Marker), 0x80}, "malformed raw record at byte 3: the time delta is cut short"},
+		{"cut argument", []byte{byte(trace.Marker), 2, 0x85}, "malformed raw record at byte 3: argument 0 is cut short"},
+		{"S without arguments it covers", []byte{byte(trace.Fork) | 0x40, 2}, "malformed raw record at byte 3: kind 25 has the S flag but no arguments it covers"},
+		{"C without a correlation id", []byte{byte(trace.Marker) | 0x80, 2, 5}, "malformed raw record at byte 3: kind 22 has the C flag but no correlation id"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := trace.NewWriter(io.Discard, tracetest.Header())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := w.Batch(0)
+			var st trace.RawState
+			n, err := b.AddRaw(append(append([]byte(nil), good.data...), tc.bad...), &st, &c.fc)
+			if n != len(good.data) || err == nil || !errors.Is(err, trace.ErrRaw) || !strings.HasPrefix(err.Error(), tc.err) || b.Len() != 1 {
+				t.Fatalf("AddRaw = %d, %v with %d events; want %d, %q with 1", n, err, b.Len(), len(good.data), tc.err)
+			}
+			// The state is the good record's: it goes on from there.
+			more, _ := (&good.enc).Append(nil, trace.Marker, 12, 4)
+			if n, err := b.AddRaw(more, &st, &c.fc); n != len(more) || err != nil || b.Len() != 2 {
+				t.Fatalf("after the error, AddRaw = %d, %v with %d events", n, err, b.Len())
+			}
+		})
+	}
+}
+
+// FuzzAddRaw: any bytes, cut anywhere, never panic AddRaw; what it accepts
+// writes and reads back as the events it counted.
+func FuzzAddRaw(f *testing.F) {
+	var r rawBuffer
+	r.add(f, trace.RunBegin, 100, 1<<40|3, 7, 1, 2)
+	r.add(f, trace.RunEnd, 120, 1<<40|3, 0)
+	r.add(f, trace.Dropped, 130, 5, 1, 90)
+	r.add(f, trace.RunBegin, 160, 1<<40|5, 7, 1, 2)
+	f.Add(r.data, uint16(3))
+	f.Add([]byte{byte(trace.Marker), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1}, uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		c := newTickClock()
+		var buf bytes.Buffer
+		w, err := trace.NewWriter(&buf, tracetest.Header())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st trace.RawState
+		events := 0
+		at := min(int(cut), len(data))
+		for _, span := range [][]byte{data[:at], data[at:]} {
+			for len(span) > 0 {
+				b := w.Batch(0)
+				n, err := b.AddRaw(span, &st, &c.fc)
+				span = span[n:]
+				events += b.Len()
+				if err := w.WriteBatch(b); err != nil {
+					t.Fatal(err)
+				}
+				if err != nil && !errors.Is(err, trace.ErrBatchFull) {
+					if !errors.Is(err, trace.ErrRaw) {
+						t.Fatalf("error %v does not wrap ErrRaw", err)
+					}
+					span = nil
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := readEvents(t, buf.Bytes())
+		if err != nil || len(got) != events {
+			t.Fatalf("read %d events (%v), the batches held %d", len(got), err, events)
+		}
+	})
+}
