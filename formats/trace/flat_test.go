@@ -41,7 +41,7 @@ func newTickClock() *tickClock {
 	c.fc.Slow = func(ticks uint64) int64 {
 		c.slows++
 		base := ticks - ticks%5 // whole ns: the segment stays exact
-		*c.fc.Fast = trace.Linear{From: base, Mono: 1000 + int64(base*2/5), Span: 1 << 30, Frac: frac}
+		*c.fc.Fast = trace.Linear{From: base, Mono: c.exact(base), Span: 1 << 30, Frac: frac}
 		return c.exact(ticks)
 	}
 	c.fc.TickArgs[trace.Dropped] = 1 << 2

@@ -280,11 +280,25 @@ type kindInfo struct {
 	refs  uint16 // bit j: argument j is covered by the S flag; 0: the kind takes no S flag
 	times uint16 // bit j: argument j is an ArgTime
 	types [maxTableArgs]ArgType
-	// AddRaw copies a record of the kind when its head's flags under
-	// rawMask are rawWant: a timed kind without ArgTime, S set exactly
-	// when the kind has arguments it covers, C only with a correlation id.
-	rawMask, rawWant byte
+	// AddRaw copies a record of the kind when rawCopy for its head's
+	// flags (head >> 6) is not rawNo (a timed kind without ArgTime, S set
+	// exactly when the kind has arguments it covers, C only with a
+	// correlation id) and the batch follows, in step with the buffer, what
+	// rawNeed names (Batch.synced): the kind's previous arguments if the S
+	// flag covers any, and the correlation id (bit 0) if it has one.
+	rawCopy [4]uint8
+	rawNeed uint64
 }
+
+// kindInfo.rawCopy: how AddRaw copies a record, by what its correlation
+// id needs.
+const (
+	rawNo       = iota // not copied
+	rawNoCorr          // the kind has none
+	rawCorrSame        // C: the previous one
+	rawCorrNext        // C on a begin kind: the previous one + 1
+	rawCorrVar         // a varint of the difference follows the delta
+)
 
 // kindTab is one kindInfo per kind number.
 type kindTab [256]kindInfo
@@ -294,7 +308,6 @@ func buildTab(descs []KindDesc) *kindTab {
 	t := new(kindTab)
 	for k := range t {
 		t[k].flatN = -1
-		t[k].rawMask, t[k].rawWant = 0, 1 // never copied
 	}
 	for i := range descs {
 		d := &descs[i]
@@ -314,14 +327,27 @@ func buildTab(descs []KindDesc) *kindTab {
 				ki.refs |= 1 << j
 			}
 		}
-		ki.rawMask, ki.rawWant = 0, 1
 		if ki.flatN >= 0 && ki.times == 0 {
-			ki.rawMask, ki.rawWant = flagS, 0
-			if ki.refs != 0 {
-				ki.rawWant = flagS
+			for f := range ki.rawCopy {
+				s, c := f&1 != 0, f&2 != 0 // head bits 6 (S) and 7 (C)
+				switch {
+				case s != (ki.refs != 0):
+				case ki.corr < 0 && !c:
+					ki.rawCopy[f] = rawNoCorr
+				case ki.corr < 0:
+				case !c:
+					ki.rawCopy[f] = rawCorrVar
+				case ki.begin:
+					ki.rawCopy[f] = rawCorrNext
+				default:
+					ki.rawCopy[f] = rawCorrSame
+				}
 			}
-			if ki.corr < 0 {
-				ki.rawMask |= flagC
+			if ki.refs != 0 {
+				ki.rawNeed |= 1 << d.Kind
+			}
+			if ki.corr >= 0 {
+				ki.rawNeed |= syncedCorr
 			}
 		}
 	}

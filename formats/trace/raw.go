@@ -137,46 +137,61 @@ func (b *Batch) AddRaw(data []byte, st *RawState, clock *FlatClock) (int, error)
 			return off, fmt.Errorf("%w at byte %d: cannot encode kind %d", ErrRaw, off, rec[8]) // unreachable: decodeRaw checked it
 		}
 		b.synced |= 1 << (rec[8] & kindMask)
+		if b.tab[rec[8]].corr >= 0 {
+			b.synced |= syncedCorr // encodeFlat took st's correlation id
+		}
 		off += size
 	}
 	return off, nil
 }
+
+// syncedCorr is Batch.synced's bit for the correlation id (no kind is 0).
+const syncedCorr = 1
 
 // copyRaw is AddRaw's inner loop: it copies the records at the start of
 // data whose encoding in the batch is their raw encoding with the delta
 // in ns, and stops at the first other one, returning the bytes consumed.
 // Those are the events whose other arguments are as before (S set, or a
 // kind without such arguments), that have no time arguments, and whose
-// kind (and correlation id) the batch already follows in step with st. It
-// calls nothing, so that the running state stays in registers.
+// kind's arguments and correlation id the batch follows in step with st
+// (kindInfo.rawNeed). It calls nothing, and keeps few values live, so that
+// they stay in registers.
 func (b *Batch) copyRaw(data []byte, st *RawState, fast *Linear) (off int) {
 	tab := b.tab
 	buf := b.raw[:cap(b.raw)]
 	i := len(b.raw)
-	last, corr, count := b.last, b.corr, b.n
-	ticks, rcorr, synced := st.ticks, st.corr, b.synced
 	room := roomFor(buf)
+	last, count := b.last, b.n
+	ticks, corr, synced := st.ticks, st.corr, b.synced
 records:
 	for off < len(data) && i < room {
 		h := data[off]
-		k := Kind(h & kindMask)
+		k := h & kindMask
 		ki := &tab[k]
-		if h&ki.rawMask != ki.rawWant || synced&(1<<k) == 0 && ki.refs != 0 {
+		how := ki.rawCopy[h>>6]
+		if how == rawNo || synced&ki.rawNeed != ki.rawNeed {
 			break
 		}
 		// The delta and the correlation id's: varints, at most 63 bits
 		// here (longer ones take decodeRaw's checks).
 		p := off + 1
-		var dz uint64
-		for s := uint(0); ; s += 7 {
-			if p >= len(data) || s > 56 {
-				break records
-			}
-			c := data[p]
-			p++
-			dz |= uint64(c&0x7f) << s
-			if c < 0x80 {
-				break
+		if p >= len(data) {
+			break
+		}
+		dz := uint64(data[p])
+		p++
+		if dz >= 0x80 {
+			dz &= 0x7f
+			for s := uint(7); ; s += 7 {
+				if p >= len(data) || s > 56 {
+					break records
+				}
+				c := data[p]
+				p++
+				dz |= uint64(c&0x7f) << s
+				if c < 0x80 {
+					break
+				}
 			}
 		}
 		tk := ticks + uint64(unzigzag(dz))
@@ -185,30 +200,25 @@ records:
 			break
 		}
 		args := p
-		nc := rcorr
-		if ki.corr >= 0 {
-			if corr != rcorr {
-				break
-			}
-			if h&flagC == 0 {
-				var cz uint64
-				for s := uint(0); ; s += 7 {
-					if p >= len(data) || s > 56 {
-						break records
-					}
-					c := data[p]
-					p++
-					cz |= uint64(c&0x7f) << s
-					if c < 0x80 {
-						break
-					}
+		switch how {
+		case rawCorrNext:
+			corr++
+		case rawCorrVar:
+			var cz uint64
+			for s := uint(0); ; s += 7 {
+				if p >= len(data) || s > 56 {
+					break records
 				}
-				nc += uint64(unzigzag(cz))
-			} else if ki.begin {
-				nc++
+				c := data[p]
+				p++
+				cz |= uint64(c&0x7f) << s
+				if c < 0x80 {
+					break
+				}
 			}
+			corr += uint64(unzigzag(cz))
 		}
-		ticks, rcorr, corr = tk, nc, nc
+		ticks = tk
 		if t < last {
 			t = last
 			b.clamped++
@@ -229,8 +239,11 @@ records:
 		off = p
 	}
 	b.raw = buf[:i]
-	b.last, b.corr, b.n = last, corr, count
-	st.ticks, st.corr = ticks, rcorr
+	b.last, b.n = last, count
+	if synced&syncedCorr != 0 {
+		b.corr = corr
+	}
+	st.ticks, st.corr = ticks, corr
 	return off
 }
 

@@ -290,16 +290,48 @@ func TestAddRawMalformed(t *testing.T) {
 }
 
 // FuzzAddRaw: any bytes, cut anywhere, never panic AddRaw; what it accepts
-// writes and reads back as the events it counted.
+// reads back as exactly the events that decoding each record alone (the
+// slow path, no copying) gives, converted, clamped and in order.
 func FuzzAddRaw(f *testing.F) {
 	var r rawBuffer
 	r.add(f, trace.RunBegin, 100, 1<<40|3, 7, 1, 2)
 	r.add(f, trace.RunEnd, 120, 1<<40|3, 0)
 	r.add(f, trace.Dropped, 130, 5, 1, 90)
 	r.add(f, trace.RunBegin, 160, 1<<40|5, 7, 1, 2)
+	r.add(f, trace.RunEnd, 150, 1<<40|5, 0)
+	r.add(f, trace.Marker, 3<<30, 9)
 	f.Add(r.data, uint16(3))
 	f.Add([]byte{byte(trace.Marker), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1}, uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		// The reference: each record of each span decoded alone, until
+		// the first error.
+		ref := newTickClock()
+		var want []trace.Event
+		var rst trace.RawState
+		at := min(int(cut), len(data))
+		for off, end := 0, at; off < len(data); {
+			if off == end {
+				end = len(data)
+			}
+			k, ticks, args, size, err := trace.DecodeRawRecord(data[off:end], &rst)
+			if err != nil {
+				break
+			}
+			e := trace.Event{Kind: k, Time: ref.exact(ticks)}
+			copy(e.Args[:], args)
+			if k == trace.Dropped { // "since" is in ticks
+				e.Args[2] = uint64(ref.exact(e.Args[2]))
+			}
+			if n := len(want); n > 0 && e.Time < want[n-1].Time || e.Time < 0 {
+				e.Time = 0
+				if n > 0 {
+					e.Time = want[n-1].Time
+				}
+			}
+			want = append(want, e)
+			off += size
+		}
+
 		c := newTickClock()
 		var buf bytes.Buffer
 		w, err := trace.NewWriter(&buf, tracetest.Header())
@@ -307,14 +339,12 @@ func FuzzAddRaw(f *testing.F) {
 			t.Fatal(err)
 		}
 		var st trace.RawState
-		events := 0
-		at := min(int(cut), len(data))
+	spans:
 		for _, span := range [][]byte{data[:at], data[at:]} {
 			for len(span) > 0 {
 				b := w.Batch(0)
 				n, err := b.AddRaw(span, &st, &c.fc)
 				span = span[n:]
-				events += b.Len()
 				if err := w.WriteBatch(b); err != nil {
 					t.Fatal(err)
 				}
@@ -322,7 +352,7 @@ func FuzzAddRaw(f *testing.F) {
 					if !errors.Is(err, trace.ErrRaw) {
 						t.Fatalf("error %v does not wrap ErrRaw", err)
 					}
-					span = nil
+					break spans
 				}
 			}
 		}
@@ -330,8 +360,16 @@ func FuzzAddRaw(f *testing.F) {
 			t.Fatal(err)
 		}
 		got, _, err := readEvents(t, buf.Bytes())
-		if err != nil || len(got) != events {
-			t.Fatalf("read %d events (%v), the batches held %d", len(got), err, events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("read %d events, decoding each record alone gives %d", len(got), len(want))
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("event %d: got %+v\nwant %+v", i, got[i], want[i])
+			}
 		}
 	})
 }
