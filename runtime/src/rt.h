@@ -350,14 +350,29 @@ static OT_INLINE uint8_t *ot_encode(ot_enc *e, uint8_t *p, unsigned kind, const 
                                     uint64_t ticks) {
   const ot_kind_codec_t *c = &ot_kind_codec[kind];
   unsigned n = c->nargs, head = kind, differ = 0;
-  uint8_t *q = ot_put_uvarint(p + 1, ot_zigzag((int64_t)(ticks - e->ticks)));
+  /* The delta below 2^14 (a few microseconds) without a branch on its
+   * length: deltas near 64 ticks would mispredict every other event. */
+  uint64_t dz = ot_zigzag((int64_t)(ticks - e->ticks));
+  uint8_t *q;
+  if (OT_LIKELY(dz < (1u << 14))) {
+    unsigned two = dz >= 0x80;
+    p[1] = (uint8_t)(dz | two << 7);
+    p[2] = (uint8_t)(dz >> 7);
+    q = p + 2 + two;
+  } else {
+    q = ot_put_uvarint(p + 1, dz);
+  }
   e->ticks = ticks;
   uint64_t *prev = e->prev[kind];
+  /* Unrolled, so that with a constant kind every test of the codec below
+   * folds away. */
+#pragma GCC unroll 8
   for (unsigned j = 0; j < n; j++)
     differ |= (unsigned)(args[j] != prev[j]) << j;
   int same = c->same && !(differ & c->same);
   if (same)
     head |= OT_RAW_S;
+#pragma GCC unroll 8
   for (unsigned j = 0; j < n; j++) {
     uint64_t v = args[j];
     unsigned bit = 1u << j;
