@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"reflect"
@@ -58,6 +59,13 @@ func rawRoundTrip(t *testing.T, c *tickClock, data []byte, cuts []int, want []tr
 			batches++
 		}
 	}
+	closeAndCompare(t, w, &buf, want, fmt.Sprintf("the events of %d batches", batches))
+}
+
+// closeAndCompare closes w, whose bytes are in buf, and checks that they
+// read back as exactly want.
+func closeAndCompare(t *testing.T, w *trace.Writer, buf *bytes.Buffer, want []trace.Event, what string) {
+	t.Helper()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +74,11 @@ func rawRoundTrip(t *testing.T, c *tickClock, data []byte, cuts []int, want []tr
 		t.Fatal(err)
 	}
 	if len(got) != len(want) {
-		t.Fatalf("read %d events in %d batches, want %d", len(got), batches, len(want))
+		t.Fatalf("read %d events as %s, want %d", len(got), what, len(want))
 	}
 	for i := range want {
 		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Fatalf("event %d: got %+v\nwant %+v", i, got[i], want[i])
+			t.Fatalf("event %d of %s: got %+v\nwant %+v", i, what, got[i], want[i])
 		}
 	}
 }
@@ -356,20 +364,6 @@ func FuzzAddRaw(f *testing.F) {
 				}
 			}
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := readEvents(t, buf.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("read %d events, decoding each record alone gives %d", len(got), len(want))
-		}
-		for i := range want {
-			if !reflect.DeepEqual(got[i], want[i]) {
-				t.Fatalf("event %d: got %+v\nwant %+v", i, got[i], want[i])
-			}
-		}
+		closeAndCompare(t, w, &buf, want, "AddRaw's batches against each record decoded alone")
 	})
 }
