@@ -34,14 +34,22 @@ type Batch struct {
 	counts  [maxEventKind + 1]uint32
 	chunk   []byte // the encoded chunk, valid when encoded
 	encoded bool
+	max     int // len(raw) at which the batch is full (SetMax)
 }
 
 // NewBatch returns an empty batch for thread whose events may not be earlier
 // than floor. Writer.Batch is the usual way to get one.
 func NewBatch(thread uint32, floor int64) *Batch {
-	b := &Batch{tab: compiledTab, thread: thread, raw: make([]byte, prefixRoom, 64<<10)}
+	b := &Batch{tab: compiledTab, thread: thread, raw: make([]byte, prefixRoom, 64<<10), max: maxBatchRaw}
 	b.last = max(floor, 0)
 	return b
+}
+
+// SetMax makes the batch full at n bytes of encoded events, between
+// 4 KiB and the 8 MiB a chunk takes: a writer that keeps several batches
+// in memory bounds them with it. It applies to what is added next.
+func (b *Batch) SetMax(n int) {
+	b.max = prefixRoom + min(max(n, 4<<10), maxBatchRaw-prefixRoom)
 }
 
 // Thread returns the batch's thread index.

@@ -73,11 +73,11 @@ func (b *Batch) AddFlat(data []byte, clock *FlatClock) (int, error) {
 	}
 	off, retry := 0, -1
 	for off < len(data) {
-		if len(b.raw) >= maxBatchRaw {
+		if len(b.raw) >= b.max {
 			return off, ErrBatchFull
 		}
-		if len(b.raw) >= roomFor(b.raw) {
-			b.raw = growBatch(b.raw)
+		if len(b.raw) >= b.roomFor(b.raw) {
+			b.grow()
 		}
 		n, stop := b.encodeFlat(data[off:], clock)
 		off += n
@@ -125,7 +125,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 	buf := b.raw[:cap(b.raw)]
 	i := len(b.raw)
 	last, corr, count := b.last, b.corr, b.n
-	room := roomFor(buf)
+	room := b.roomFor(buf)
 	for {
 		if len(data)-off < flatHeader {
 			if off < len(data) {
@@ -271,13 +271,15 @@ const maxFlatEvent = 1 + 10 + MaxArgs*10
 
 // roomFor is the length of a batch's raw below which one more event fits
 // in its capacity and the batch is not full.
-func roomFor(raw []byte) int { return min(maxBatchRaw, cap(raw)-maxFlatEvent+1) }
+func (b *Batch) roomFor(raw []byte) int { return min(b.max, cap(raw)-maxFlatEvent+1) }
 
-// growBatch returns raw with room for more.
-func growBatch(raw []byte) []byte {
-	nb := make([]byte, len(raw), 2*cap(raw)+maxFlatEvent)
-	copy(nb, raw)
-	return nb
+// grow gives the batch's raw room for more: twice as much, but no more than
+// a full batch needs.
+func (b *Batch) grow() {
+	n := min(2*cap(b.raw)+maxFlatEvent, b.max+maxFlatEvent)
+	nb := make([]byte, len(b.raw), max(n, len(b.raw)+maxFlatEvent))
+	copy(nb, b.raw)
+	b.raw = nb
 }
 
 // flatSize is the size of the well-formed record at the start of data.

@@ -113,15 +113,15 @@ func (b *Batch) AddRaw(data []byte, st *RawState, clock *FlatClock) (int, error)
 	}
 	off := 0
 	for off < len(data) {
-		if len(b.raw) >= maxBatchRaw {
+		if len(b.raw) >= b.max {
 			return off, ErrBatchFull
 		}
-		if len(b.raw) >= roomFor(b.raw) {
-			b.raw = growBatch(b.raw)
+		if len(b.raw) >= b.roomFor(b.raw) {
+			b.grow()
 		}
 		n := b.copyRaw(data[off:], st, clock.Fast)
 		off += n
-		if n > 0 || off == len(data) || len(b.raw) >= roomFor(b.raw) {
+		if n > 0 || off == len(data) || len(b.raw) >= b.roomFor(b.raw) {
 			continue
 		}
 		// A record copyRaw leaves: the first of its kind or correlation id
@@ -160,7 +160,7 @@ func (b *Batch) copyRaw(data []byte, st *RawState, fast *Linear) (off int) {
 	tab := b.tab
 	buf := b.raw[:cap(b.raw)]
 	i := len(b.raw)
-	room := roomFor(buf)
+	room := b.roomFor(buf)
 	last, count := b.last, b.n
 	ticks, corr, synced := st.ticks, st.corr, b.synced
 records:

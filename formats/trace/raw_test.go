@@ -220,9 +220,10 @@ func TestAddRawOneArgChanges(t *testing.T) {
 	rawRoundTrip(t, c, r.data, nil, want)
 }
 
-// TestAddRawBatchFull fills batches one after another from one span: each
-// AddRaw stops at a record boundary with ErrBatchFull, and every event is
-// in exactly one batch.
+// TestAddRawBatchFull fills batches one after another from one span, at
+// the chunk's limit and at a smaller one (SetMax): each AddRaw stops at a
+// record boundary with ErrBatchFull, every batch but the last is as full as
+// its limit lets it be, and every event is in exactly one batch.
 func TestAddRawBatchFull(t *testing.T) {
 	c := newTickClock()
 	var r rawBuffer
@@ -230,20 +231,32 @@ func TestAddRawBatchFull(t *testing.T) {
 	for i := range n {
 		r.add(t, trace.Marker, uint64(100+i), uint64(i)<<20)
 	}
+	for _, limit := range []int{0, 16 << 10} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) { addRawBatches(t, c, r.data, n, limit) })
+	}
+}
+
+func addRawBatches(t *testing.T, c *tickClock, data []byte, n, limit int) {
 	w, err := trace.NewWriter(io.Discard, tracetest.Header())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var st trace.RawState
 	total, batches := 0, 0
-	for off := 0; off < len(r.data); {
+	for off := 0; off < len(data); {
 		b := w.Batch(0)
-		m, err := b.AddRaw(r.data[off:], &st, &c.fc)
+		if limit > 0 {
+			b.SetMax(limit)
+		}
+		m, err := b.AddRaw(data[off:], &st, &c.fc)
+		if limit > 0 && (b.Size() > limit+trace.MaxEventBytes || err != nil && b.Size() < limit) {
+			t.Fatalf("a batch limited to %d bytes holds %d (%v)", limit, b.Size(), err)
+		}
 		if err != nil && !errors.Is(err, trace.ErrBatchFull) {
 			t.Fatal(err)
 		}
-		if (m == len(r.data)-off) != (err == nil) {
-			t.Fatalf("AddRaw consumed %d of %d bytes with %v", m, len(r.data)-off, err)
+		if (m == len(data)-off) != (err == nil) {
+			t.Fatalf("AddRaw consumed %d of %d bytes with %v", m, len(data)-off, err)
 		}
 		off += m
 		total += b.Len()
@@ -252,7 +265,7 @@ func TestAddRawBatchFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if total != n || batches < 2 || w.Stats().Events[trace.Marker] != n {
+	if total != n || batches < 2 || w.Stats().Events[trace.Marker] != uint64(n) {
 		t.Fatalf("%d events in %d batches, %d written; want %d in at least 2", total, batches, w.Stats().Events[trace.Marker], n)
 	}
 }

@@ -376,6 +376,13 @@ func (l *Loop) decodeError(s Span, msg string, err error) {
 	l.opt.Log.Error().Err(err).Uint32("thread", s.Thread).Uint32("slot", s.Slot).Uint32("offset", s.Offset).Msg("internal: " + msg)
 }
 
+// batchBytes bounds a batch's events (and so its chunk): a buffer's span
+// of raw records, about as large as the batch it becomes, is cut into
+// batches of this size, so that the few batches alive at once (one being
+// filled, those the encoders hold, the pool) stay within the writer's part
+// of output.memory (runtime/core/start.go: writerReserve).
+const batchBytes = 128 << 10
+
 // batchFor takes a pooled batch for thread, starting at its floor.
 func (l *Loop) batchFor(thread uint32) *trace.Batch {
 	var b *trace.Batch
@@ -384,6 +391,7 @@ func (l *Loop) batchFor(thread uint32) *trace.Batch {
 		b.Rebind(thread, l.floor[thread])
 	} else {
 		b = trace.NewBatch(thread, l.floor[thread])
+		b.SetMax(batchBytes)
 	}
 	l.floor[thread] = b.Last()
 	return b
