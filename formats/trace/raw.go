@@ -27,10 +27,6 @@ import (
 // when S. The writer reads a buffer's records in order, possibly in several
 // spans, keeping a RawState per buffer between them.
 
-// maxRawRecord is the most bytes a record takes: head, delta and MaxArgs
-// arguments of 10 bytes each (OT_RAW_MAX in runtime/src/rt.h).
-const maxRawRecord = 1 + 10 + 10*MaxArgs
-
 // RawState is what the records of one buffer read so far leave for the
 // next ones. The zero value is the state at the start of a buffer.
 type RawState struct {

@@ -310,7 +310,8 @@ static inline void ot_leave(ot_thread *t) {
 }
 
 /* The most bytes a record takes: head, delta and OT_MAX_ARGS arguments, each
- * a varint of at most 10 bytes (formats/trace/raw.go: maxRawRecord). */
+ * a varint of at most 10 bytes (as an event in a batch: formats/trace/flat.go,
+ * maxFlatEvent). */
 #define OT_RAW_MAX (1u + 10u + 10u * OT_MAX_ARGS)
 #define OT_RAW_S 0x40u
 #define OT_RAW_C 0x80u
