@@ -348,3 +348,24 @@ func TestAlarmHandlerKeepsItsStack(t *testing.T) {
 		}
 	}
 }
+
+// A program that blocks SIGCHLD and waits for it (signalfd, as an event
+// loop does, or sigtimedwait), its action left at SIG_DFL: the Go runtime
+// leaves SIGCHLD unblocked on the core's threads, and the kernel gave the
+// children's signals to them, where the default action discarded them
+// (1 of 5 came by signalfd, each miss after its 3 s wait). All 5 come now,
+// linked and through the preload shim, SIGCHLD's action reads back as the
+// default, a handler the program installs then gets its one child's signal
+// and reads back, and the trace holds the 5 regions around the children.
+func TestWaitedSIGCHLDReachesProgram(t *testing.T) {
+	for _, how := range []string{"signalfd", "sigtimedwait"} {
+		t.Run(how, func(t *testing.T) {
+			runs := tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: sigchld 5 of 5 by "+how+", action default; then handler ours, calls 1\n", "sigchld", how)
+			for mode, r := range runs {
+				if c := r.trace.counts; c[trace.RegionPush] != 5 || c[trace.RegionPop] != 5 {
+					t.Errorf("%s: %d pushes, %d pops; want 5, 5", mode, c[trace.RegionPush], c[trace.RegionPop])
+				}
+			}
+		})
+	}
+}

@@ -29,8 +29,10 @@
  *
  * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, sigset, close,
  * close_range, closefrom, abort, exit, _exit, _Exit, quick_exit, pthread_create,
- * pthread_exit and the exec functions (everything else is hidden). The
- * runtime exports them to keep the application's view of its exit signals,
+ * pthread_exit, the exec functions, and signalfd, sigwait, sigwaitinfo and
+ * sigtimedwait (everything else is hidden). The
+ * runtime exports them to keep the application's view of its exit signals
+ * and the SIGCHLD it waits for,
  * to flush when abort() ends the process after a handler returned or the
  * process ends without exit() (runtime/src/lifecycle.c), its own
  * descriptors (runtime/src/fds.c), to end the process with the
@@ -144,6 +146,10 @@ enum {
   F_QUICK_EXIT,
   F_SIGSET,
   F_EXIT,
+  F_SIGNALFD,
+  F_SIGWAIT,
+  F_SIGWAITINFO,
+  F_SIGTIMEDWAIT,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
@@ -151,7 +157,8 @@ static const char *const forward_names[NFORWARD] = {
     "close",        "close_range",    "closefrom",    "abort",       "pthread_create",
     "pthread_exit", "execve",         "execv",        "execvp",      "execvpe",
     "fexecve",      "execveat",       "_exit",        "_Exit",       "quick_exit",
-    "sigset",       "exit"};
+    "sigset",       "exit",           "signalfd",     "sigwait",     "sigwaitinfo",
+    "sigtimedwait"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -191,6 +198,39 @@ EXPORT handler_fn bsd_signal(int sig, handler_fn h) { return call_signal(F_BSD_S
 EXPORT handler_fn sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL, sig, h); }
 EXPORT handler_fn __sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL2, sig, h); }
 EXPORT handler_fn sigset(int sig, handler_fn h) { return call_signal(F_SIGSET, sig, h); }
+
+/* The runtime sees which signals the application waits for: SIGCHLD's
+ * (runtime/src/lifecycle.c). */
+typedef int (*signalfd_fn)(int, const sigset_t *, int);
+typedef int (*sigwait_fn)(const sigset_t *, int *);
+typedef int (*sigwaitinfo_fn)(const sigset_t *, siginfo_t *);
+typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
+
+EXPORT int signalfd(int fd, const sigset_t *mask, int flags) {
+  signalfd_fn f = (signalfd_fn)target(F_SIGNALFD);
+  if (!f)
+    errno = ENOSYS;
+  return f ? f(fd, mask, flags) : -1;
+}
+
+EXPORT int sigwait(const sigset_t *set, int *sig) {
+  sigwait_fn f = (sigwait_fn)target(F_SIGWAIT);
+  return f ? f(set, sig) : ENOSYS;
+}
+
+EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
+  sigwaitinfo_fn f = (sigwaitinfo_fn)target(F_SIGWAITINFO);
+  if (!f)
+    errno = ENOSYS;
+  return f ? f(set, info) : -1;
+}
+
+EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
+  sigtimedwait_fn f = (sigtimedwait_fn)target(F_SIGTIMEDWAIT);
+  if (!f)
+    errno = ENOSYS;
+  return f ? f(set, info, timeout) : -1;
+}
 
 /* The runtime keeps its own descriptors from the application's close(),
  * close_range() and closefrom() (runtime/src/fds.c); a runtime loaded

@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -433,12 +434,115 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
   return rc;
 }
 
+/* SIGCHLD for a program that waits for it. A program that blocks SIGCHLD
+ * in its threads and takes it with signalfd(), sigwait(), sigwaitinfo() or
+ * sigtimedwait(), its action left at SIG_DFL, lost its children's SIGCHLD
+ * while the core was loaded (4 of 5 in tests/signals/itimer.c, waiting with
+ * signalfd): the kernel gave each to a core thread, where Go leaves SIGCHLD
+ * unblocked, and the default action discarded it there. So once such a
+ * program waits for SIGCHLD, a stand-in handler takes the place of SIG_DFL:
+ * on a core thread it blocks SIGCHLD there for good (in the context it
+ * returns to) and sends the signal to the process again, until every core
+ * thread blocks it and it stays pending for the program; on the program's
+ * threads it does nothing, as SIG_DFL. The program then reads a SIGCHLD sent
+ * by its own process (SI_USER): the kernel lets a thread forge a child's
+ * status only for itself. The stand-in goes in at the first such wait, or
+ * at a fork() made with SIGCHLD blocked, whichever comes first (a child
+ * made otherwise, posix_spawn() or vfork(), that ends before the first
+ * wait is not covered). sigaction() reads back the program's own action;
+ * any action other than SIG_DFL it sets replaces the stand-in. */
+static _Atomic int chld_standin;      /* the stand-in is the kernel's action */
+static struct sigaction chld_program; /* the program's SIG_DFL action meanwhile */
+
+static void chld_handler(int sig, siginfo_t *info, void *ctx) {
+  (void)info;
+  if (!ot_on_core_thread())
+    return;
+  int saved = errno;
+  sigaddset(&((ucontext_t *)ctx)->uc_sigmask, sig);
+  kill(getpid(), sig);
+  errno = saved;
+}
+
+static int is_default(const struct sigaction *a) {
+  return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL;
+}
+
+/* The stand-in, with the program's flags that SIGCHLD's default action
+ * heeds (no SIGCHLD for stopped children; no zombies). */
+static struct sigaction chld_action(const struct sigaction *program) {
+  struct sigaction a;
+  memset(&a, 0, sizeof a);
+  a.sa_sigaction = chld_handler;
+  a.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | (program->sa_flags & (SA_NOCLDSTOP | SA_NOCLDWAIT));
+  sigfillset(&a.sa_mask);
+  return a;
+}
+
+/* The program waits for the signals in set: the stand-in goes in when
+ * SIGCHLD is one of them and its action is SIG_DFL. */
+static void chld_waited(const sigset_t *set) {
+  if (!set || !atomic_load(&core_loaded) || atomic_load(&chld_standin) ||
+      sigismember(set, SIGCHLD) != 1)
+    return;
+  sigaction_fn next = next_sigaction();
+  if (!next)
+    return;
+  sigset_t saved;
+  lock_signals(&saved);
+  struct sigaction cur;
+  memset(&cur, 0, sizeof cur);
+  if (!atomic_load(&chld_standin) && next(SIGCHLD, NULL, &cur) == 0 && is_default(&cur)) {
+    struct sigaction standin = chld_action(&cur);
+    if (next(SIGCHLD, &standin, NULL) == 0) {
+      chld_program = cur;
+      atomic_store(&chld_standin, 1);
+    }
+  }
+  unlock_signals(&saved);
+}
+
+static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction *act,
+                             struct sigaction *oact);
+
+/* sigaction() for SIGCHLD while the stand-in is in. */
+static int chld_sigaction(sigaction_fn next, const struct sigaction *act, struct sigaction *oact) {
+  sigset_t saved;
+  lock_signals(&saved);
+  if (!atomic_load(&chld_standin)) { /* another thread's sigaction() took it out */
+    unlock_signals(&saved);
+    return onstack_sigaction(next, SIGCHLD, act, oact);
+  }
+  struct sigaction old = chld_program;
+  int rc = 0;
+  if (act && is_default(act)) {
+    struct sigaction standin = chld_action(act);
+    rc = next(SIGCHLD, &standin, NULL);
+    if (rc == 0)
+      chld_program = as_kernel_keeps(act);
+  } else if (act) {
+    /* SIG_IGN or a handler: the program takes SIGCHLD back, installed as
+     * any other signal's action. */
+    atomic_store(&chld_standin, 0);
+    unlock_signals(&saved);
+    rc = onstack_sigaction(next, SIGCHLD, act, NULL);
+    if (rc == 0 && oact)
+      *oact = old;
+    return rc;
+  }
+  unlock_signals(&saved);
+  if (rc == 0 && oact)
+    *oact = old;
+  return rc;
+}
+
 static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction *act,
                              struct sigaction *oact) {
   if (sig == SIGURG)
     return urg_sigaction(next, act, oact);
   if (sig <= 0 || sig >= NSIG)
     return next(sig, act, oact);
+  const struct sigaction *orig_act = act;
   struct sigaction mine;
   int added = 0;
   if (act && is_function(act) && !(act->sa_flags & SA_ONSTACK) && on_go_threads(sig)) {
@@ -449,6 +553,10 @@ static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction 
   }
   sigset_t saved;
   lock_signals(&saved);
+  if (sig == SIGCHLD && atomic_load(&chld_standin)) { /* decided under the lock that sets it */
+    unlock_signals(&saved);
+    return chld_sigaction(next, orig_act, oact);
+  }
   int was = atomic_load(&onstack_added[sig]);
   int rc = next(sig, act, oact);
   if (rc == 0 && act)
@@ -499,6 +607,50 @@ OT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
   if (oact)
     *oact = old;
   return 0;
+}
+
+/* The ways a program waits for signals it blocks: each puts SIGCHLD's
+ * stand-in in first when SIGCHLD is one of them (chld_waited). */
+typedef int (*signalfd_fn)(int, const sigset_t *, int);
+typedef int (*sigwait_fn)(const sigset_t *, int *);
+typedef int (*sigwaitinfo_fn)(const sigset_t *, siginfo_t *);
+typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
+static void *_Atomic next_wait[4];
+static const char *const wait_names[4] = {"signalfd", "sigwait", "sigwaitinfo", "sigtimedwait"};
+
+static void *next_waiter(int i) {
+  void *f = atomic_load(&next_wait[i]);
+  if (!f) {
+    f = dlsym(RTLD_NEXT, wait_names[i]);
+    atomic_store(&next_wait[i], f);
+  }
+  if (!f)
+    errno = ENOSYS;
+  return f;
+}
+
+OT_EXPORT int signalfd(int fd, const sigset_t *mask, int flags) {
+  signalfd_fn f = (signalfd_fn)next_waiter(0);
+  chld_waited(mask);
+  return f ? f(fd, mask, flags) : -1;
+}
+
+OT_EXPORT int sigwait(const sigset_t *set, int *sig) {
+  sigwait_fn f = (sigwait_fn)next_waiter(1);
+  chld_waited(set);
+  return f ? f(set, sig) : ENOSYS;
+}
+
+OT_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
+  sigwaitinfo_fn f = (sigwaitinfo_fn)next_waiter(2);
+  chld_waited(set);
+  return f ? f(set, info) : -1;
+}
+
+OT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
+  sigtimedwait_fn f = (sigtimedwait_fn)next_waiter(3);
+  chld_waited(set);
+  return f ? f(set, info, timeout) : -1;
 }
 
 /* signal() and its variants, for a managed exit signal as glibc builds them
@@ -773,6 +925,11 @@ static void faults_after_core(void) {
 /* ---- Fork ---------------------------------------------------------------------------- */
 
 static void before_fork(void) {
+  /* A program that forks with SIGCHLD blocked takes it synchronously: the
+   * stand-in must be in before the child can end, not at the first wait. */
+  sigset_t blocked;
+  if (pthread_sigmask(SIG_SETMASK, NULL, &blocked) == 0)
+    chld_waited(&blocked);
   if (atomic_load(&ot_state) != OT_STATE_ACTIVE)
     return;
   ot_thread *t = ot_enter();

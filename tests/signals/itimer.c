@@ -17,19 +17,37 @@
  *                             SA_ONSTACK that uses 64 KiB of stack, raised 5
  *                             times in regions: prints how many calls the
  *                             handler had and how it reads back
+ *   itimer sigchld signalfd|sigtimedwait
+ *                             blocks SIGCHLD, as a program that waits for it
+ *                             does, leaves its action at SIG_DFL, and 5 times
+ *                             forks a child that exits, waits up to 3 s for
+ *                             its SIGCHLD with signalfd (poll) or
+ *                             sigtimedwait, and reaps it, in regions; then
+ *                             installs a handler, unblocks SIGCHLD and forks
+ *                             one more: prints how many of the 5 came, how
+ *                             SIGCHLD's action read back before the handler
+ *                             and after, and the handler's calls
  *
  * The region calls go through dlsym, so that the -plain build runs without
  * the runtime (untraced, or under the preload shim). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t ticks, urgs, alarms;
+static volatile sig_atomic_t ticks, urgs, alarms, chlds;
+static void on_chld(int sig) {
+  (void)sig;
+  chlds++;
+}
 static void on_prof(int sig) {
   (void)sig;
   ticks++;
@@ -65,11 +83,71 @@ static void record(double secs) {
   }
 }
 
+/* sigchld: 5 children, each one's SIGCHLD waited for with how. */
+static int sigchld(const char *how) {
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &chld, NULL);
+  int fd = strcmp(how, "signalfd") == 0 ? signalfd(-1, &chld, SFD_CLOEXEC) : -1;
+  int got = 0;
+  for (int i = 0; i < 5; i++) {
+    if (push)
+      push("child");
+    pid_t c = fork();
+    if (c == 0)
+      _exit(7);
+    if (fd >= 0) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      struct signalfd_siginfo si;
+      if (poll(&p, 1, 3000) == 1 && read(fd, &si, sizeof si) == (ssize_t)sizeof si)
+        got++;
+    } else {
+      const struct timespec limit = {3, 0};
+      if (sigtimedwait(&chld, NULL, &limit) == SIGCHLD)
+        got++;
+    }
+    int status = 0;
+    if (c < 0 || waitpid(c, &status, 0) != c || !WIFEXITED(status) || WEXITSTATUS(status) != 7)
+      printf("itimer: child %d not reaped with status 7\n", i);
+    if (pop)
+      pop();
+  }
+  struct sigaction back;
+  sigaction(SIGCHLD, NULL, &back);
+  int dfl = back.sa_handler == SIG_DFL && !(back.sa_flags & SA_SIGINFO);
+  /* Then a handler of the program's takes SIGCHLD, unblocked: one call for
+   * one child, on whichever thread, and it reads back as installed. */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_chld;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGCHLD, &sa, NULL);
+  pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
+  pid_t c = fork();
+  if (c == 0)
+    _exit(7);
+  const struct timespec ms = {0, 1000 * 1000};
+  for (int w = 0; w < 3000 && !chlds; w++)
+    nanosleep(&ms, NULL);
+  waitpid(c, NULL, 0);
+  sigaction(SIGCHLD, NULL, &back);
+  printf("itimer: sigchld %d of 5 by %s, action %s; then handler %s, calls %d\n", got, how,
+         dfl ? "default" : "other", back.sa_handler == on_chld ? "ours" : "other", (int)chlds);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "sigchld") == 0 &&
+      (strcmp(argv[2], "signalfd") == 0 || strcmp(argv[2], "sigtimedwait") == 0)) {
+    *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
+    *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
+    return sigchld(argv[2]);
+  }
   if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
                     strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0 &&
                     strcmp(argv[1], "altstack") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg|altstack\n");
+    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg|altstack|sigchld signalfd|sigchld sigtimedwait\n");
     return 2;
   }
   *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
