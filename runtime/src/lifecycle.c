@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -479,11 +480,22 @@ static struct sigaction chld_action(const struct sigaction *program) {
   return a;
 }
 
+/* Whether the program's set holds SIGCHLD, read as the kernel reads it (its
+ * first 64 bits) and without a fault where the kernel would answer EFAULT:
+ * a bad pointer must fail the program's call, not crash the program. */
+static int has_chld(const sigset_t *set) {
+  uint64_t word = 0;
+  int saved = errno;
+  struct iovec local = {&word, sizeof word}, remote = {(void *)(uintptr_t)set, sizeof word};
+  long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+  errno = saved;
+  return n == (long)sizeof word && ((word >> (SIGCHLD - 1)) & 1);
+}
+
 /* The program waits for the signals in set: the stand-in goes in when
  * SIGCHLD is one of them and its action is SIG_DFL. */
 static void chld_waited(const sigset_t *set) {
-  if (!set || !atomic_load(&core_loaded) || atomic_load(&chld_standin) ||
-      sigismember(set, SIGCHLD) != 1)
+  if (!set || !atomic_load(&core_loaded) || atomic_load(&chld_standin) || !has_chld(set))
     return;
   sigaction_fn next = next_sigaction();
   if (!next)

@@ -18,6 +18,7 @@
  *                             times in regions: prints how many calls the
  *                             handler had and how it reads back
  *   itimer sigchld signalfd|sigtimedwait
+ *                             first waits on a set it cannot read (EFAULT);
  *                             blocks SIGCHLD, as a program that waits for it
  *                             does, leaves its action at SIG_DFL, and 5 times
  *                             forks a child that exits, waits up to 3 s for
@@ -32,6 +33,7 @@
  * the runtime (untraced, or under the preload shim). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <poll.h>
 #include <signal.h>
@@ -85,6 +87,9 @@ static void record(double secs) {
 
 /* sigchld: 5 children, each one's SIGCHLD waited for with how. */
 static int sigchld(const char *how) {
+  /* A set the call cannot read fails it, and nothing else. */
+  const struct timespec zero = {0, 0};
+  int bad = sigtimedwait((const sigset_t *)8, NULL, &zero) == -1 && errno == EFAULT;
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -132,8 +137,9 @@ static int sigchld(const char *how) {
     nanosleep(&ms, NULL);
   waitpid(c, NULL, 0);
   sigaction(SIGCHLD, NULL, &back);
-  printf("itimer: sigchld %d of 5 by %s, action %s; then handler %s, calls %d\n", got, how,
-         dfl ? "default" : "other", back.sa_handler == on_chld ? "ours" : "other", (int)chlds);
+  printf("itimer: bad set %s; sigchld %d of 5 by %s, action %s; then handler %s, calls %d\n",
+         bad ? "EFAULT" : "other", got, how, dfl ? "default" : "other",
+         back.sa_handler == on_chld ? "ours" : "other", (int)chlds);
   return 0;
 }
 
