@@ -482,7 +482,8 @@ static struct sigaction chld_action(const struct sigaction *program) {
 
 /* Whether the program's set holds SIGCHLD, read as the kernel reads it (its
  * first 64 bits) and without a fault where the kernel would answer EFAULT:
- * a bad pointer must fail the program's call, not crash the program. */
+ * a bad pointer must fail the program's call, not crash the program. Where
+ * a seccomp filter forbids the read, no: the fork trigger still works. */
 static int has_chld(const sigset_t *set) {
   uint64_t word = 0;
   int saved = errno;
@@ -492,10 +493,10 @@ static int has_chld(const sigset_t *set) {
   return n == (long)sizeof word && ((word >> (SIGCHLD - 1)) & 1);
 }
 
-/* The program waits for the signals in set: the stand-in goes in when
- * SIGCHLD is one of them and its action is SIG_DFL. */
-static void chld_waited(const sigset_t *set) {
-  if (!set || !atomic_load(&core_loaded) || atomic_load(&chld_standin) || !has_chld(set))
+/* The program takes SIGCHLD synchronously: the stand-in goes in when its
+ * action is SIG_DFL. */
+static void chld_standin_in(void) {
+  if (!atomic_load(&core_loaded) || atomic_load(&chld_standin))
     return;
   sigaction_fn next = next_sigaction();
   if (!next)
@@ -512,6 +513,12 @@ static void chld_waited(const sigset_t *set) {
     }
   }
   unlock_signals(&saved);
+}
+
+/* The program waits for the signals in set. */
+static void chld_waited(const sigset_t *set) {
+  if (set && atomic_load(&core_loaded) && !atomic_load(&chld_standin) && has_chld(set))
+    chld_standin_in();
 }
 
 static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction *act,
@@ -940,8 +947,8 @@ static void before_fork(void) {
   /* A program that forks with SIGCHLD blocked takes it synchronously: the
    * stand-in must be in before the child can end, not at the first wait. */
   sigset_t blocked;
-  if (pthread_sigmask(SIG_SETMASK, NULL, &blocked) == 0)
-    chld_waited(&blocked);
+  if (pthread_sigmask(SIG_SETMASK, NULL, &blocked) == 0 && sigismember(&blocked, SIGCHLD) == 1)
+    chld_standin_in();
   if (atomic_load(&ot_state) != OT_STATE_ACTIVE)
     return;
   ot_thread *t = ot_enter();
