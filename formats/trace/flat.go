@@ -151,14 +151,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 			stop = stopSlow
 			break
 		}
-		if t < last {
-			t = last
-			b.clamped++
-		}
-		delta := uint64(t - last)
-		if count == 0 {
-			b.base, delta = t, 0
-		}
+		t, delta := b.stamp(t, last, count)
 		last = t
 		count++
 		b.counts[k]++
@@ -259,6 +252,22 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 	b.raw = buf[:i]
 	b.last, b.corr, b.n = last, corr, count
 	return off, stop
+}
+
+// stamp places an event at t after the batch's last event, at last, as
+// its count-th: it returns the event's time, raised to last where it is
+// earlier (counted in clamped), and its delta, 0 for the batch's first,
+// whose time becomes the base. Inlined into the encoding loops.
+func (b *Batch) stamp(t, last int64, count int) (int64, uint64) {
+	if t < last {
+		t = last
+		b.clamped++
+	}
+	if count == 0 {
+		b.base = t
+		return t, 0
+	}
+	return t, uint64(t - last)
 }
 
 // encodeFlat's unrolled argument comparison covers MaxArgs = 6 exactly:

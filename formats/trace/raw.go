@@ -215,14 +215,7 @@ records:
 			corr += uint64(unzigzag(cz))
 		}
 		ticks = tk
-		if t < last {
-			t = last
-			b.clamped++
-		}
-		delta := uint64(t - last)
-		if count == 0 {
-			b.base, delta = t, 0
-		}
+		t, delta := b.stamp(t, last, count)
 		last = t
 		count++
 		b.counts[k]++
