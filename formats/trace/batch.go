@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -112,12 +111,7 @@ func (b *Batch) AddEvent(e *Event) error {
 // length: as a flat record, in ns already.
 func (b *Batch) add(k Kind, t int64, args []uint64) error {
 	var rec [flatHeader + 8*MaxArgs]byte
-	binary.LittleEndian.PutUint64(rec[:], uint64(t))
-	rec[8], rec[9] = byte(k), byte(len(args))
-	for j, v := range args {
-		binary.LittleEndian.PutUint64(rec[flatHeader+8*j:], v)
-	}
-	_, err := b.AddFlat(rec[:flatHeader+8*len(args)], &nanosClock)
+	_, err := b.AddFlat(appendFlatRecord(rec[:0], k, uint64(t), args), &nanosClock)
 	return err
 }
 

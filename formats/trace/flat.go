@@ -291,6 +291,16 @@ func (b *Batch) grow() {
 	b.raw = nb
 }
 
+// appendFlatRecord appends the flat record of kind k at ticks.
+func appendFlatRecord(dst []byte, k Kind, ticks uint64, args []uint64) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, ticks)
+	dst = append(dst, byte(k), byte(len(args)), 0, 0, 0, 0, 0, 0)
+	for _, v := range args {
+		dst = binary.LittleEndian.AppendUint64(dst, v)
+	}
+	return dst
+}
+
 // flatSize is the size of the well-formed record at the start of data.
 func flatSize(data []byte) int { return flatHeader + 8*int(data[9]) }
 

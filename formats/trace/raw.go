@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -302,14 +301,4 @@ func decodeRaw(tab *kindTab, data []byte, st *RawState, dst []byte) (rec []byte,
 	}
 	dst = appendFlatRecord(dst, k, ticks, args[:ki.n])
 	return dst, p, nil
-}
-
-// appendFlatRecord appends the flat record of kind k at ticks.
-func appendFlatRecord(dst []byte, k Kind, ticks uint64, args []uint64) []byte {
-	dst = binary.LittleEndian.AppendUint64(dst, ticks)
-	dst = append(dst, byte(k), byte(len(args)), 0, 0, 0, 0, 0, 0)
-	for _, v := range args {
-		dst = binary.LittleEndian.AppendUint64(dst, v)
-	}
-	return dst
 }
