@@ -97,11 +97,22 @@ func TestAddFlat(t *testing.T) {
 func TestAddFlatOneArgChanges(t *testing.T) {
 	c := newTickClock()
 	var data []byte
+	want := oneArgChanges(t, c, func(ticks uint64, e *trace.Event) { data = appendFlat(data, ticks, e) })
+	flatRoundTrip(t, c, data, want)
+}
+
+// oneArgChanges makes, for every timed kind but DROPPED, events 3 ticks
+// apart that differ from the kind's previous one in exactly one argument,
+// each position in turn (each twice, so that the second is the same as
+// the first), gives each to add with its ticks, and returns them as they
+// read back.
+func oneArgChanges(t *testing.T, c *tickClock, add func(ticks uint64, e *trace.Event)) []trace.Event {
+	t.Helper()
 	var want []trace.Event
 	ticks := uint64(5)
-	add := func(e trace.Event) {
+	emit := func(e trace.Event) {
 		ticks += 3
-		data = appendFlat(data, ticks, &e)
+		add(ticks, &e)
 		e.Time = c.exact(ticks)
 		want = append(want, e)
 	}
@@ -116,18 +127,18 @@ func TestAddFlatOneArgChanges(t *testing.T) {
 		for j := range s.Args {
 			e.Args[j] = uint64(1000*j + 7)
 		}
-		add(e)
-		add(e)
+		emit(e)
+		emit(e)
 		for j := range s.Args {
 			e.Args[j]++
-			add(e)
-			add(e)
+			emit(e)
+			emit(e)
 		}
 	}
 	if kinds < 10 {
 		t.Fatalf("only %d kinds tested", kinds)
 	}
-	flatRoundTrip(t, c, data, want)
+	return want
 }
 
 // flatRoundTrip adds data to a batch with AddFlat, writes it and checks

@@ -186,36 +186,9 @@ func TestAddRawCopies(t *testing.T) {
 func TestAddRawOneArgChanges(t *testing.T) {
 	c := newTickClock()
 	var r rawBuffer
-	var want []trace.Event
-	ticks := uint64(5)
-	add := func(e trace.Event) {
-		ticks += 3
+	want := oneArgChanges(t, c, func(ticks uint64, e *trace.Event) {
 		r.add(t, e.Kind, ticks, e.Args[:len(e.Kind.Spec().Args)]...)
-		e.Time = c.exact(ticks)
-		want = append(want, e)
-	}
-	kinds := 0
-	for k := trace.Kind(1); k < 64; k++ {
-		s := k.Spec()
-		if s == nil || k.IsDef() || k == trace.Dropped || len(s.Args) > trace.MaxArgs {
-			continue
-		}
-		kinds++
-		e := trace.Event{Kind: k}
-		for j := range s.Args {
-			e.Args[j] = uint64(1000*j + 7)
-		}
-		add(e)
-		add(e)
-		for j := range s.Args {
-			e.Args[j]++
-			add(e)
-			add(e)
-		}
-	}
-	if kinds < 10 {
-		t.Fatalf("only %d kinds tested", kinds)
-	}
+	})
 	rawRoundTrip(t, c, r.data, r.ends[:len(r.ends)-1], want)
 	rawRoundTrip(t, c, r.data, nil, want)
 }
