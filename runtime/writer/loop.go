@@ -313,17 +313,16 @@ func (l *Loop) writeSpans() {
 				continue
 			}
 			if err != nil {
-				bs.broken = true
 				l.decodeError(s, "bad raw record: the rest of that buffer is skipped", err)
+				l.forgetBuffer(s.Slot) // its later spans cannot be decoded
 			}
 			break
 		}
 		l.floor[s.Thread] = b.Last()
 		l.h.Release(s) // the records are copied: the buffer can be reused now
 		l.submit(b)
-		if s.Full && bs != nil {
-			delete(l.buffers, s.Slot)
-			l.idleBufs = append(l.idleBufs, bs)
+		if s.Full {
+			l.forgetBuffer(s.Slot)
 		}
 	}
 	l.spans = l.spans[:0]
@@ -332,9 +331,8 @@ func (l *Loop) writeSpans() {
 
 // bufState is where the writer stands in a buffer's records.
 type bufState struct {
-	st     trace.RawState
-	next   uint32 // offset of the next span
-	broken bool   // a record did not decode: the rest cannot be
+	st   trace.RawState
+	next uint32 // offset of the next span
 }
 
 // bufferOf returns the state s's records continue, or nil when they cannot
@@ -351,19 +349,23 @@ func (l *Loop) bufferOf(s Span) *bufState {
 			l.buffers[s.Slot] = bs
 		}
 		bs.st.Reset()
-		bs.next, bs.broken = 0, false
+		bs.next = 0
 		return bs
 	}
-	if bs == nil || bs.broken || bs.next != s.Offset {
-		if bs == nil || !bs.broken {
-			l.decodeError(s, "a buffer's records were taken out of order: the rest of that buffer is skipped", nil)
-		}
-		if s.Full {
-			delete(l.buffers, s.Slot)
-		}
+	if bs == nil || bs.next != s.Offset {
+		l.decodeError(s, "a buffer's records were not all taken in order: the rest of that buffer is skipped", nil)
 		return nil
 	}
 	return bs
+}
+
+// forgetBuffer drops the state of slot's buffer, done or undecodable, for
+// reuse.
+func (l *Loop) forgetBuffer(slot uint32) {
+	if bs := l.buffers[slot]; bs != nil {
+		delete(l.buffers, slot)
+		l.idleBufs = append(l.idleBufs, bs)
+	}
 }
 
 // decodeError reports the first span the writer could not decode: an
