@@ -121,11 +121,12 @@ var nanosClock = FlatClock{
 	Slow: func(ticks uint64) int64 { return int64(ticks) },
 }
 
-// Event head flags (FORMAT.md §5).
+// Event head flags (FORMAT.md §5), in a batch and in a raw record (the
+// runtime's OT_RAW_S and OT_RAW_C are generated from them).
 const (
 	kindMask = 0x3f
-	flagS    = 0x40 // other arguments same as the kind's previous event
-	flagC    = 0x80 // correlation id is the expected one
+	HeadS    = 0x40 // other arguments same as the kind's previous event
+	HeadC    = 0x80 // correlation id is the expected one
 )
 
 // body returns the chunk body: the prefix written just in front of the events.

@@ -23,7 +23,7 @@ func (r *Reader) decodeEvent(e *Event) error {
 	if !ki.valid { // kind 0 is never valid
 		return fmt.Errorf("event %d: unknown event kind %d (the file's kind table has no such timed kind)", idx, k)
 	}
-	if head&flagS != 0 && ki.refs == 0 || head&flagC != 0 && ki.corr < 0 {
+	if head&HeadS != 0 && ki.refs == 0 || head&HeadC != 0 && ki.corr < 0 {
 		return fmt.Errorf("event %d (%v): flags %#02x do not apply to this kind", idx, k, head&^kindMask)
 	}
 	delta, i, ok := uvarint(raw, i+1)
@@ -36,13 +36,13 @@ func (r *Reader) decodeEvent(e *Event) error {
 	t := r.time + int64(delta)
 	e.Kind, e.Thread, e.Time = k, r.thread, t
 	e.Args = [MaxArgs]uint64{}
-	same := head&flagS != 0
+	same := head&HeadS != 0
 	prev := &r.prev[k]
 	for j := 0; j < int(ki.keep); j++ {
 		var v uint64
 		switch ki.types[j] {
 		case ArgCorr:
-			if head&flagC != 0 {
+			if head&HeadC != 0 {
 				v = r.corr
 				if ki.begin {
 					v++
@@ -94,13 +94,13 @@ func (r *Reader) decodeEvent(e *Event) error {
 func (r *Reader) skipArgs(raw []byte, i int, ki *kindInfo, head byte) (int, error) {
 	for j := int(ki.keep); j < int(ki.n); j++ {
 		typ := ki.types[j]
-		if typ == ArgCorr && head&flagC != 0 {
+		if typ == ArgCorr && head&HeadC != 0 {
 			if ki.begin {
 				r.corr++
 			}
 			continue
 		}
-		if typ != ArgCorr && typ != ArgTime && head&flagS != 0 {
+		if typ != ArgCorr && typ != ArgTime && head&HeadS != 0 {
 			continue
 		}
 		v, next, ok := uvarint(raw, i)

@@ -34,6 +34,3 @@ func DecodeRawRecord(data []byte, st *RawState) (Kind, uint64, []uint64, int, er
 	}
 	return Kind(rec[8]), binary.LittleEndian.Uint64(rec), args, size, nil
 }
-
-// MaxEventBytes is the most bytes one event encodes to in a batch.
-const MaxEventBytes = maxFlatEvent

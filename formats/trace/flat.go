@@ -198,14 +198,14 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 		head := byte(k)
 		i = putUvarint(buf, i+1, delta)
 		if same && ki.times == 0 && ki.corr <= 0 {
-			head |= flagS
+			head |= HeadS
 			if ki.corr == 0 { // the common event
 				v, want := prev[0], corr
 				if ki.begin {
 					want++
 				}
 				if v == want {
-					head |= flagC
+					head |= HeadC
 				} else {
 					i = putUvarint(buf, i, zigzag(int64(v-corr)))
 				}
@@ -216,7 +216,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 			continue
 		}
 		if same {
-			head |= flagS
+			head |= HeadS
 		}
 		for j := range n {
 			v := prev[j]
@@ -228,7 +228,7 @@ func (b *Batch) encodeFlat(data []byte, clock *FlatClock) (off, stop int) {
 				}
 				corr = v
 				if v == want {
-					head |= flagC
+					head |= HeadC
 					continue
 				}
 				v = zigzag(int64(v - before))
@@ -274,19 +274,20 @@ func (b *Batch) stamp(t, last int64, count int) (int64, uint64) {
 // this fails to compile otherwise.
 var _ = [1]struct{}{}[MaxArgs-6]
 
-// maxFlatEvent is the most bytes one event encodes to: head, delta and
-// MaxArgs arguments of 10 bytes each.
-const maxFlatEvent = 1 + 10 + MaxArgs*10
+// MaxEventBytes is the most bytes one event encodes to: head, delta and
+// MaxArgs arguments of 10 bytes each; in a batch, and as a raw record (the
+// runtime's OT_RAW_MAX is generated from it).
+const MaxEventBytes = 1 + 10 + MaxArgs*10
 
 // roomFor is the length of a batch's raw below which one more event fits
 // in its capacity and the batch is not full.
-func (b *Batch) roomFor(raw []byte) int { return min(b.max, cap(raw)-maxFlatEvent+1) }
+func (b *Batch) roomFor(raw []byte) int { return min(b.max, cap(raw)-MaxEventBytes+1) }
 
 // grow gives the batch's raw room for more: twice as much, but no more than
 // a full batch needs.
 func (b *Batch) grow() {
-	n := min(2*cap(b.raw)+maxFlatEvent, b.max+maxFlatEvent)
-	nb := make([]byte, len(b.raw), max(n, len(b.raw)+maxFlatEvent))
+	n := min(2*cap(b.raw)+MaxEventBytes, b.max+MaxEventBytes)
+	nb := make([]byte, len(b.raw), max(n, len(b.raw)+MaxEventBytes))
 	copy(nb, b.raw)
 	b.raw = nb
 }

@@ -57,7 +57,7 @@ func (e *RawEncoder) Append(dst []byte, k Kind, ticks uint64, args ...uint64) ([
 		}
 	}
 	if same {
-		head |= flagS
+		head |= HeadS
 	}
 	at := len(dst)
 	dst = append(dst, 0)
@@ -71,7 +71,7 @@ func (e *RawEncoder) Append(dst []byte, k Kind, ticks uint64, args ...uint64) ([
 				want++
 			}
 			if v == want {
-				head |= flagC
+				head |= HeadC
 			} else {
 				dst = appendUvarint(dst, zigzag(int64(v-st.corr)))
 			}
@@ -245,10 +245,10 @@ func decodeRaw(tab *kindTab, data []byte, st *RawState, dst []byte) (rec []byte,
 	if ki.flatN < 0 {
 		return dst, 0, fmt.Errorf("kind %d is not a timed event kind", k)
 	}
-	if h&flagS != 0 && ki.refs == 0 {
+	if h&HeadS != 0 && ki.refs == 0 {
 		return dst, 0, fmt.Errorf("kind %d has the S flag but no arguments it covers", k)
 	}
-	if h&flagC != 0 && ki.corr < 0 {
+	if h&HeadC != 0 && ki.corr < 0 {
 		return dst, 0, fmt.Errorf("kind %d has the C flag but no correlation id", k)
 	}
 	dz, p, ok := uvarint(data, 1)
@@ -263,7 +263,7 @@ func decodeRaw(tab *kindTab, data []byte, st *RawState, dst []byte) (rec []byte,
 		switch ki.types[j] {
 		case ArgCorr:
 			v = corr
-			if h&flagC != 0 {
+			if h&HeadC != 0 {
 				if ki.begin {
 					v++
 				}
@@ -280,7 +280,7 @@ func decodeRaw(tab *kindTab, data []byte, st *RawState, dst []byte) (rec []byte,
 				return dst, 0, fmt.Errorf("argument %d is cut short", j)
 			}
 		default:
-			if h&flagS != 0 {
+			if h&HeadS != 0 {
 				v = st.prev[k][j]
 				break
 			}

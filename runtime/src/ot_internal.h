@@ -173,6 +173,12 @@ enum {
   }
 #define OT_BEGIN_KINDS 0x0001541554050aaaull
 
+/* A raw record's most bytes, and its head's S and C flags (rt.h: ot_encode):
+ * trace.MaxEventBytes, trace.HeadS and trace.HeadC. */
+#define OT_RAW_MAX 71u
+#define OT_RAW_S 0x40u
+#define OT_RAW_C 0x80u
+
 /* The event kinds of each domain, a bit per kind: the initializer of
  * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */
 #define OT_DOMAIN_KINDS                                                   \

@@ -309,13 +309,6 @@ static inline void ot_leave(ot_thread *t) {
   atomic_store_explicit(&t->in_call, 0, memory_order_release);
 }
 
-/* The most bytes a record takes: head, delta and OT_MAX_ARGS arguments, each
- * a varint of at most 10 bytes (as an event in a batch: formats/trace/flat.go,
- * maxFlatEvent). */
-#define OT_RAW_MAX (1u + 10u + 10u * OT_MAX_ARGS)
-#define OT_RAW_S 0x40u
-#define OT_RAW_C 0x80u
-
 /* ot_kind_codec[kind] says how kind's records are encoded (events.c). */
 OT_HIDDEN extern const ot_kind_codec_t ot_kind_codec[OCCA_TOOLS_EVENT_KIND_COUNT];
 

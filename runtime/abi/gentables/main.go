@@ -259,6 +259,10 @@ func writeInternalTables(t *tables, b *bytes.Buffer) {
 		}
 	}
 	fmt.Fprintf(b, " \\\n  }\n#define OT_BEGIN_KINDS 0x%016xull\n", begins)
+	fmt.Fprintf(b, "\n/* A raw record's most bytes, and its head's S and C flags (rt.h: ot_encode):\n"+
+		" * trace.MaxEventBytes, trace.HeadS and trace.HeadC. */\n"+
+		"#define OT_RAW_MAX %du\n#define OT_RAW_S 0x%02xu\n#define OT_RAW_C 0x%02xu\n",
+		trace.MaxEventBytes, trace.HeadS, trace.HeadC)
 
 	b.WriteString("\n/* The event kinds of each domain, a bit per kind: the initializer of\n" +
 		" * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */\n")
