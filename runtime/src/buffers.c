@@ -64,6 +64,13 @@ void ot_count_drop(unsigned reason, uint64_t n) {
     atomic_fetch_add_explicit(&dropped[reason], n, memory_order_relaxed);
 }
 
+/* Records, where t has room, a DROPPED record at now: count events lost
+ * for want of a buffer since then. */
+static void put_dropped(ot_thread *t, uint64_t count, uint64_t since, uint64_t now) {
+  uint64_t args[3] = {count, OT_DROP_BUFFER_FULL, since};
+  ot_commit(t, ot_encode(&t->enc, t->buf->data + t->pos, OCCA_TOOLS_EVENT_DROPPED, args, now));
+}
+
 /* A drop while the thread has room (the end of a call whose begin was
  * dropped) gets its DROPPED record at once, in place of the missing event;
  * otherwise the thread's next buffer starts with one (write_drops). */
@@ -72,8 +79,8 @@ void ot_drop(ot_thread *t, unsigned reason) {
   if (reason != OT_DROP_BUFFER_FULL || !t)
     return;
   if (t->dropped == 0 && t->pos + OT_RAW_MAX <= atomic_load_explicit(&t->limit, memory_order_relaxed)) {
-    uint64_t now = ot_ticks(), args[3] = {1, OT_DROP_BUFFER_FULL, now};
-    ot_commit(t, ot_encode(&t->enc, t->buf->data + t->pos, OCCA_TOOLS_EVENT_DROPPED, args, now));
+    uint64_t now = ot_ticks();
+    put_dropped(t, 1, now, now);
     return;
   }
   if (t->dropped++ == 0)
@@ -198,8 +205,7 @@ static void use_buffer(ot_thread *t, ot_buf *b) {
 static void write_drops(ot_thread *t) {
   if (!t->dropped)
     return;
-  uint64_t args[3] = {t->dropped, OT_DROP_BUFFER_FULL, t->drop_since};
-  ot_commit(t, ot_encode(&t->enc, t->buf->data + t->pos, OCCA_TOOLS_EVENT_DROPPED, args, ot_ticks()));
+  put_dropped(t, t->dropped, t->drop_since, ot_ticks());
   t->dropped = 0;
 }
 
