@@ -533,23 +533,20 @@ static int chld_sigaction(sigaction_fn next, const struct sigaction *act, struct
     return onstack_sigaction(next, SIGCHLD, act, oact);
   }
   struct sigaction old = chld_program;
-  int rc = 0;
-  if (act && is_default(act)) {
+  int rc = 0, takes_back = act && !is_default(act);
+  if (takes_back) {
+    atomic_store(&chld_standin, 0);
+  } else if (act) {
     struct sigaction standin = chld_action(act);
     rc = next(SIGCHLD, &standin, NULL);
     if (rc == 0)
       chld_program = as_kernel_keeps(act);
-  } else if (act) {
-    /* SIG_IGN or a handler: the program takes SIGCHLD back, installed as
-     * any other signal's action. */
-    atomic_store(&chld_standin, 0);
-    unlock_signals(&saved);
-    rc = onstack_sigaction(next, SIGCHLD, act, NULL);
-    if (rc == 0 && oact)
-      *oact = old;
-    return rc;
   }
   unlock_signals(&saved);
+  /* SIG_IGN or a handler: the program takes SIGCHLD back, installed as any
+   * other signal's action. */
+  if (takes_back)
+    rc = onstack_sigaction(next, SIGCHLD, act, NULL);
   if (rc == 0 && oact)
     *oact = old;
   return rc;
