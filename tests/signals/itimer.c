@@ -144,20 +144,17 @@ static int sigchld(const char *how) {
 }
 
 int main(int argc, char **argv) {
+  *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
+  *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
   if (argc == 3 && strcmp(argv[1], "sigchld") == 0 &&
-      (strcmp(argv[2], "signalfd") == 0 || strcmp(argv[2], "sigtimedwait") == 0)) {
-    *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
-    *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
+      (strcmp(argv[2], "signalfd") == 0 || strcmp(argv[2], "sigtimedwait") == 0))
     return sigchld(argv[2]);
-  }
   if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
                     strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0 &&
                     strcmp(argv[1], "altstack") != 0)) {
     fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg|altstack|sigchld signalfd|sigchld sigtimedwait\n");
     return 2;
   }
-  *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
-  *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
   if (strcmp(argv[1], "altstack") == 0) {
     static char alt[16 * 1024];
     stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
