@@ -42,7 +42,7 @@ type Loop struct {
 	tw    *trace.Writer
 	out   Output
 	opt   Options
-	clock *Clock
+	clock *trace.TickClock
 	flat  *trace.FlatClock // clock, for the spans' records
 
 	floor     map[uint32]int64     // per thread: time of its last event written
@@ -88,7 +88,7 @@ type Output interface {
 func New(h Host, tw *trace.Writer, out Output, opt Options) *Loop {
 	l := &Loop{
 		h: h, tw: tw, out: out, opt: opt,
-		clock:    NewClock(opt.IdentityClock),
+		clock:    trace.NewTickClock(opt.IdentityClock),
 		floor:    map[uint32]int64{},
 		buffers:  map[uint32]*bufState{},
 		tool:     tw.Batch(0),

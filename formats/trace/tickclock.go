@@ -1,19 +1,17 @@
-package writer
+package trace
 
 import (
 	"math"
 	"math/bits"
-
-	"github.com/libocca/occa-tools/formats/trace"
 )
 
-// Clock converts raw ticks (TSC, or CLOCK_MONOTONIC ns when the TSC is not
+// TickClock converts raw ticks (TSC, or CLOCK_MONOTONIC ns when the TSC is not
 // used) to CLOCK_MONOTONIC nanoseconds. It is piecewise linear through sync
 // points, each a (ticks, monotonic) pair read together: a tick between two
 // points is interpolated, so the mapping follows the monotonic clock's own
 // rate (including NTP slewing) and is the same whichever cycle converts it.
 // Ticks past the last point use the last segment's slope.
-type Clock struct {
+type TickClock struct {
 	identity bool
 	points   []syncPoint // increasing ticks; the oldest are dropped past maxPoints
 	// seg is the segment of the last conversion, for the next: the line
@@ -21,7 +19,7 @@ type Clock struct {
 	// result unless the fraction's low word carries (then Nanos takes the
 	// exact path). A conversion is then two multiplications instead of a
 	// 128-bit division. Span 0: none cached.
-	seg trace.Linear
+	seg Linear
 }
 
 type syncPoint struct {
@@ -33,24 +31,24 @@ type syncPoint struct {
 // millisecond) it still covers the span of any buffer still in flight.
 const maxPoints = 4096
 
-// NewClock returns a Clock; identity means ticks already are monotonic ns.
-func NewClock(identity bool) *Clock {
-	c := &Clock{identity: identity}
+// NewTickClock returns a Clock; identity means ticks already are monotonic ns.
+func NewTickClock(identity bool) *TickClock {
+	c := &TickClock{identity: identity}
 	if identity {
-		c.seg = trace.Linear{Span: math.MaxUint64, Q: 1}
+		c.seg = Linear{Span: math.MaxUint64, Q: 1}
 	}
 	return c
 }
 
-// Flat returns the clock as trace.Batch.AddRaw takes it: the segment of
+// Flat returns the clock as Batch.AddRaw takes it: the segment of
 // the last conversion, then Nanos.
-func (c *Clock) Flat() *trace.FlatClock {
-	return &trace.FlatClock{Fast: &c.seg, Slow: c.Nanos}
+func (c *TickClock) Flat() *FlatClock {
+	return &FlatClock{Fast: &c.seg, Slow: c.Nanos}
 }
 
 // Add records a sync point. Points that do not advance both clocks are
 // ignored.
-func (c *Clock) Add(ticks uint64, mono int64) {
+func (c *TickClock) Add(ticks uint64, mono int64) {
 	if c.identity {
 		return
 	}
@@ -69,10 +67,10 @@ func (c *Clock) Add(ticks uint64, mono int64) {
 }
 
 // Points returns the sync points held (oldest first).
-func (c *Clock) Points() int { return len(c.points) }
+func (c *TickClock) Points() int { return len(c.points) }
 
 // Nanos converts ticks to CLOCK_MONOTONIC ns.
-func (c *Clock) Nanos(ticks uint64) int64 {
+func (c *TickClock) Nanos(ticks uint64) int64 {
 	if c.identity {
 		return int64(ticks)
 	}
@@ -84,7 +82,7 @@ func (c *Clock) Nanos(ticks uint64) int64 {
 	return c.nanosSlow(ticks)
 }
 
-func (c *Clock) nanosSlow(ticks uint64) int64 {
+func (c *TickClock) nanosSlow(ticks uint64) int64 {
 	n := len(c.points)
 	switch n {
 	case 0:
@@ -105,7 +103,7 @@ func (c *Clock) nanosSlow(ticks uint64) int64 {
 
 // cache makes the segment from a to b the fast path's; the last segment
 // also serves ticks up to one segment's length past b (the last slope).
-func (c *Clock) cache(a, b syncPoint, last bool) {
+func (c *TickClock) cache(a, b syncPoint, last bool) {
 	dt, dm := b.ticks-a.ticks, uint64(b.mono-a.mono)
 	span := dt
 	if last && dt < 1<<62 {
@@ -116,7 +114,7 @@ func (c *Clock) cache(a, b syncPoint, last bool) {
 		return
 	}
 	frac, _ := bits.Div64(dm%dt, 0, dt)
-	c.seg = trace.Linear{From: a.ticks, Mono: a.mono, Span: span, Q: dm / dt, Frac: frac}
+	c.seg = Linear{From: a.ticks, Mono: a.mono, Span: span, Q: dm / dt, Frac: frac}
 }
 
 // interpolate evaluates the line through a and b at ticks with 128-bit
@@ -143,7 +141,7 @@ func interpolate(a, b syncPoint, ticks uint64) int64 {
 // Ticks is the inverse of Nanos on the last segment's line: the ticks at
 // which the clock reads mono (an edge to compare raw ticks against).
 // Saturates at 0 and at the largest uint64.
-func (c *Clock) Ticks(mono int64) uint64 {
+func (c *TickClock) Ticks(mono int64) uint64 {
 	n := len(c.points)
 	if c.identity || n == 0 {
 		return uint64(max(mono, 0))

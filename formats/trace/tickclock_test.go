@@ -1,4 +1,4 @@
-package writer
+package trace
 
 import (
 	"math"
@@ -6,16 +6,16 @@ import (
 	"testing"
 )
 
-func TestClockIdentity(t *testing.T) {
-	c := NewClock(true)
+func TestTickClockIdentity(t *testing.T) {
+	c := NewTickClock(true)
 	c.Add(5, 99)
 	if got := c.Nanos(123456); got != 123456 {
 		t.Errorf("identity Nanos = %d", got)
 	}
 }
 
-func TestClockInterpolates(t *testing.T) {
-	c := NewClock(false)
+func TestTickClockInterpolates(t *testing.T) {
+	c := NewTickClock(false)
 	// 2.5 GHz: 2500 ticks per microsecond.
 	c.Add(1_000_000, 10_000)
 	c.Add(3_500_000, 11_000)
@@ -41,8 +41,8 @@ func TestClockInterpolates(t *testing.T) {
 
 // Segments with different rates still give a monotonic mapping, and a
 // point added later does not move ticks already inside known segments.
-func TestClockMonotonicAcrossSegments(t *testing.T) {
-	c := NewClock(false)
+func TestTickClockMonotonicAcrossSegments(t *testing.T) {
+	c := NewTickClock(false)
 	c.Add(0, 0)
 	c.Add(1000, 400)  // slope 0.4
 	c.Add(2000, 1000) // slope 0.6
@@ -61,8 +61,8 @@ func TestClockMonotonicAcrossSegments(t *testing.T) {
 	}
 }
 
-func TestClockIgnoresBackwardPoints(t *testing.T) {
-	c := NewClock(false)
+func TestTickClockIgnoresBackwardPoints(t *testing.T) {
+	c := NewTickClock(false)
 	c.Add(100, 100)
 	c.Add(200, 300)
 	c.Add(150, 400) // ticks went back: ignored
@@ -73,8 +73,8 @@ func TestClockIgnoresBackwardPoints(t *testing.T) {
 }
 
 // Days of TSC ticks at 3 GHz keep nanosecond precision (128-bit products).
-func TestClockLargeValues(t *testing.T) {
-	c := NewClock(false)
+func TestTickClockLargeValues(t *testing.T) {
+	c := NewTickClock(false)
 	const hz = 3_000_000_000
 	base := uint64(1) << 50
 	c.Add(base, 1_000_000_000)
@@ -85,8 +85,8 @@ func TestClockLargeValues(t *testing.T) {
 	}
 }
 
-func TestClockBoundsMemory(t *testing.T) {
-	c := NewClock(false)
+func TestTickClockBoundsMemory(t *testing.T) {
+	c := NewTickClock(false)
 	for i := uint64(1); i <= 3*maxPoints; i++ {
 		c.Add(i*1000, int64(i*400))
 	}
@@ -100,10 +100,10 @@ func TestClockBoundsMemory(t *testing.T) {
 
 // The cached fixed-point segment gives exactly interpolate's result, for
 // TSCs faster and slower than 1 GHz, whatever order the ticks come in.
-func TestClockFastPathExact(t *testing.T) {
+func TestTickClockFastPathExact(t *testing.T) {
 	// 3 ticks a nanosecond: the fixed-point fraction 2^64/3 rounds down,
 	// so at tick 3 the product falls just short of 1 ns (the carry case).
-	c := NewClock(false)
+	c := NewTickClock(false)
 	c.Add(0, 0)
 	c.Add(3000, 1000)
 	c.Add(6000, 2000)
@@ -113,7 +113,7 @@ func TestClockFastPathExact(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(1))
 	for _, ticksPerSecond := range []uint64{25_000_000, 1_000_000_000, 2_596_130_000, 3_900_000_000} {
-		c := NewClock(false)
+		c := NewTickClock(false)
 		var pts []syncPoint
 		tick, mono := uint64(1)<<40, int64(1)<<40
 		for i := 0; i < 50; i++ {
