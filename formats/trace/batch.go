@@ -34,12 +34,17 @@ type Batch struct {
 	chunk   []byte // the encoded chunk, valid when encoded
 	encoded bool
 	max     int // len(raw) at which the batch is full (SetMax)
+	// rawRecords: a raw batch's records (SetRaw), compressed after the
+	// chunk prefix in raw; nil for a batch of encoded events.
+	rawRecords []byte
 }
 
 // NewBatch returns an empty batch for thread whose events may not be earlier
 // than floor. Writer.Batch is the usual way to get one.
-func NewBatch(thread uint32, floor int64) *Batch {
-	b := &Batch{tab: compiledTab, thread: thread, raw: make([]byte, prefixRoom, 64<<10), max: maxBatchRaw}
+func NewBatch(thread uint32, floor int64) *Batch { return newBatch(compiledTab, thread, floor) }
+
+func newBatch(tab *kindTab, thread uint32, floor int64) *Batch {
+	b := &Batch{tab: tab, thread: thread, raw: make([]byte, prefixRoom, 64<<10), max: maxBatchRaw}
 	b.last = max(floor, 0)
 	return b
 }
@@ -83,6 +88,7 @@ func (b *Batch) Reset() {
 	b.synced = 0
 	b.counts = [maxEventKind + 1]uint32{}
 	b.encoded = false
+	b.rawRecords = nil
 }
 
 // Add appends an event of kind k at time t (CLOCK_MONOTONIC ns) with the

@@ -155,6 +155,7 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	// Kinds and arguments of a newer writer (FORMAT.md §4).
 	seeds["newer"] = writeNewer(tb)
 	seeds["wide"] = cat(kindsHeader(trace.AppendKindTable(nil, wideTable())), wideChunks(), finalStats)
+	seeds["raw"] = rawSeed(tb)
 	dir := filepath.Join("testdata", "fuzz", "FuzzReader")
 	if *golden.Update {
 		os.MkdirAll(dir, 0o755)
@@ -170,6 +171,43 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 		out = append(out, s)
 	}
 	return out
+}
+
+// rawSeed is a trace of a raw events chunk (FORMAT.md §5a) after a clock
+// chunk: records of several kinds, S and C flags, a tick argument.
+func rawSeed(tb testing.TB) []byte {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, tracetest.Header())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.WriteClock([]trace.ClockSync{{TSC: 1000, Mono: 5000}, {TSC: 26000, Mono: 15000}})
+	var enc trace.RawEncoder
+	var data []byte
+	var counts [64]uint32
+	add := func(k trace.Kind, ticks uint64, args ...uint64) {
+		if data, err = enc.Append(data, k, ticks, args...); err != nil {
+			tb.Fatal(err)
+		}
+		counts[k]++
+	}
+	for i := range uint64(4) {
+		add(trace.RunBegin, 2000+100*i, 1+i, 7, 1, 2)
+		add(trace.RunEnd, 2050+100*i, 1+i, 0)
+	}
+	add(trace.Dropped, 2500, 3, trace.DropBufferFull, 2400)
+	add(trace.RegionPush, 2600, 9)
+	var tickArgs [64]uint8
+	tickArgs[trace.Dropped] = 1 << 2
+	b := w.Batch(1)
+	if err := b.SetRaw(data, &tickArgs, &counts, 1000); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.WriteBatch(b); err != nil {
+		tb.Fatal(err)
+	}
+	w.Close()
+	return buf.Bytes()
 }
 
 // FuzzChunkBody fuzzes what lies behind the chunk CRC, which FuzzReader

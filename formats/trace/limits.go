@@ -7,8 +7,8 @@ import (
 
 // Format constants (FORMAT.md §1, §3, §6).
 const (
-	FormatMajor = 2
-	FormatMinor = 1
+	FormatMajor = 3
+	FormatMinor = 0
 	// oldestMajor is the oldest major version a Reader still reads: 2.0
 	// only changed how chunks are compressed (FORMAT.md §3).
 	oldestMajor = 1
@@ -35,6 +35,7 @@ const (
 	chunkEvents = 2
 	chunkClock  = 3
 	chunkStats  = 4
+	chunkRaw    = 5
 )
 
 // Chunk codecs: the high nibble of a chunk's type byte (FORMAT.md §3).

@@ -353,3 +353,127 @@ func FuzzAddRaw(f *testing.F) {
 		closeAndCompare(t, w, &buf, want, "AddRaw's batches against each record decoded alone")
 	})
 }
+
+// rawChunkBuffer is one buffer of a thread for TestRawChunk: its records,
+// what the writer is told of them, and the events they read back as.
+type rawChunkBuffer struct {
+	rawBuffer
+	counts [64]uint32
+	last   uint64 // ticks of the latest record
+}
+
+// TestRawChunk writes whole buffers of raw records as raw events chunks
+// (Batch.SetRaw) between events chunks of the same thread, and reads back
+// exactly the events the records hold: times converted through the sync
+// points of the clock chunks written before (a TickClock of the same
+// points is the reference), clamped to stay in time order within a chunk
+// and after the thread's earlier chunks, DROPPED's "since" converted as a
+// tick argument, a chunk over the reader's piece size read in several.
+// The stats count the events the writer was told of, by kind.
+func TestRawChunk(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := trace.NewTickClock(false)
+	syncs := []trace.ClockSync{{TSC: 1000, Mono: 5_000_000}, {TSC: 5_000_001_000, Mono: 2_005_000_000}, {TSC: 9_000_001_000, Mono: 3_605_000_007}}
+	for _, s := range syncs {
+		ref.Add(s.TSC, s.Mono)
+	}
+	if err := w.WriteClock(syncs); err != nil {
+		t.Fatal(err)
+	}
+	var tickArgs [64]uint8
+	tickArgs[trace.Dropped] = 1 << 2
+	var want []trace.Event
+	var wantCounts [64]uint64
+	end := int64(0) // thread 3's latest event time so far
+	emit := func(e trace.Event) {
+		e.Thread = 3
+		e.Time = max(e.Time, end)
+		end = e.Time
+		want = append(want, e)
+		wantCounts[e.Kind]++
+	}
+	// generated: n generator events from ticks on, some earlier than the
+	// one before.
+	generated := func(seed uint64, ticks uint64, n int) *rawChunkBuffer {
+		g := tracetest.NewGen(seed)
+		r := &rawChunkBuffer{}
+		for i := 0; len(r.ends) < n; i++ {
+			var e trace.Event
+			g.Next(&e)
+			if e.Kind.IsDef() || e.Kind.Spec() == nil {
+				continue
+			}
+			ticks += uint64(1 + i%9)
+			stamp := ticks
+			if i%300 == 11 {
+				stamp -= 5
+			}
+			raw := e
+			if e.Kind == trace.Dropped {
+				raw.Args[2] = ticks - 3
+				e.Args[2] = uint64(ref.Nanos(ticks - 3))
+			}
+			r.add(t, e.Kind, stamp, raw.Args[:len(e.Kind.Spec().Args)]...)
+			r.counts[e.Kind]++
+			r.last = max(r.last, stamp)
+			e.Time = ref.Nanos(stamp)
+			emit(e)
+		}
+		return r
+	}
+	writeRaw := func(r *rawChunkBuffer) {
+		b := w.Batch(3)
+		if err := b.SetRaw(r.data, &tickArgs, &r.counts, ref.Nanos(r.last)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRaw(generated(1, 2000, 5000))
+	// An events chunk of the same thread, after the raw chunk's end.
+	b := w.Batch(3)
+	for i := range 10 {
+		at := end + int64(i)
+		if err := b.Add(trace.Marker, at, 7); err != nil {
+			t.Fatal(err)
+		}
+		emit(trace.Event{Kind: trace.Marker, Time: at, Args: [trace.MaxArgs]uint64{7}})
+	}
+	if err := w.WriteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	// A buffer that starts before the thread's end (another CPU's clock):
+	// its first events are clamped by the reader.
+	writeRaw(generated(2, 1_000_000, 5000))
+	// A steady stream over the reader's piece size (1 MiB): 3 B a record.
+	r := &rawChunkBuffer{}
+	ticks := uint64(8_000_000_000)
+	for i := range 400_000 {
+		corr := uint64(1<<20 + i)
+		r.add(t, trace.RunBegin, ticks, corr, 7, 1, 2)
+		r.counts[trace.RunBegin]++
+		emit(trace.Event{Kind: trace.RunBegin, Time: ref.Nanos(ticks), Args: [trace.MaxArgs]uint64{corr, 7, 1, 2}})
+		ticks += 300
+	}
+	r.last = ticks - 300
+	if len(r.data) < 1<<20 {
+		t.Fatalf("the steady buffer is %d bytes, want over 1 MiB", len(r.data))
+	}
+	writeRaw(r)
+	closeAndCompare(t, w, &buf, want, "the events of 3 raw chunks and an events chunk")
+	_, rd, err := readEvents(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rd.Stats().Events[:64]; !reflect.DeepEqual(got, wantCounts[:]) {
+		t.Errorf("stats count %v events by kind, want %v", got, wantCounts)
+	}
+	if rd.Chunks() != 6 { // clock, 3 raw, 1 events, stats
+		t.Errorf("%d chunks read intact, want 6", rd.Chunks())
+	}
+}

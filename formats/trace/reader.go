@@ -24,11 +24,12 @@ type Reader struct {
 	dec     *zstd.Decoder
 	salvage bool
 
-	next     int   // index of the next chunk
-	chunk    int   // index of the current chunk
-	chunkOff int64 // offset of the current chunk
-	intact   int   // chunks read without error
-	raw      []byte
+	next     int    // index of the next chunk
+	chunk    int    // index of the current chunk
+	chunkOff int64  // offset of the current chunk
+	intact   int    // chunks read without error
+	zbuf     []byte // the decompressed body of the current chunk
+	raw      []byte // what the chunk decoders read: zbuf, or a raw chunk's converted piece
 	typ      byte   // type of the current chunk, 0 when between chunks
 	p        int    // next byte of raw
 	left     uint64 // events or defs of the current chunk still to decode
@@ -40,6 +41,7 @@ type Reader struct {
 	corr      uint64
 	prev      [maxEventKind + 1][MaxArgs]uint64
 	threadEnd map[uint32]int64
+	rawc      rawChunk // the raw events chunk being read (FORMAT.md §5a)
 
 	kinds kindTab // the file's kind table (FORMAT.md §4)
 
@@ -181,6 +183,8 @@ func (r *Reader) readHeader() error {
 		return hdrErr(fileHeaderSize, wrapf(ErrVersion, "the file's kind table is incompatible with this reader's: %v; the trace was written by %s, whose format should have had a new major version: read it with that release", err, by))
 	}
 	r.kinds = *buildTab(r.hdr.Kinds)
+	r.rawc.clock = NewTickClock(r.hdr.ClockSource != "tsc")
+	r.rawc.flat = r.rawc.clock.Flat()
 	r.win.skip(fileHeaderSize + int(n))
 	return nil
 }
@@ -285,6 +289,9 @@ func (r *Reader) Next() (Record, error) {
 				}
 				continue
 			}
+			if r.typ != 0 { // the next piece of a raw chunk
+				continue
+			}
 		}
 		typ, err := r.nextChunk()
 		if err != nil {
@@ -301,7 +308,33 @@ func (r *Reader) Next() (Record, error) {
 	}
 }
 
-// endChunk checks that the finished chunk holds nothing more and closes it.
+// openEvents starts reading body as an events chunk's (FORMAT.md §5): an
+// events chunk's, or a piece of a raw chunk converted (what names which).
+func (r *Reader) openEvents(body []byte, what string) error {
+	th, i, ok1 := uvarint(body, 0)
+	base, i, ok2 := uvarint(body, i)
+	n, i, ok3 := uvarint(body, i)
+	switch {
+	case !ok1 || !ok2 || !ok3:
+		return fmt.Errorf("%s: bad varint in its prefix", what)
+	case th > math.MaxUint32:
+		return fmt.Errorf("%s: thread index %d is out of range", what, th)
+	case base > math.MaxInt64:
+		return fmt.Errorf("%s: base time %d is out of range", what, base)
+	case n > uint64(len(body)-i)/2: // an event takes at least 2 bytes
+		return fmt.Errorf("%s: declares %d events but has room for at most %d", what, n, (len(body)-i)/2)
+	}
+	if end, ok := r.threadEnd[uint32(th)]; ok && n > 0 && int64(base) < end {
+		return fmt.Errorf("thread %d: batch starts at %d ns, before its previous batch ended at %d ns (time going backwards)", th, base, end)
+	}
+	r.thread, r.time, r.corr = uint32(th), int64(base), 0
+	r.prev = [maxEventKind + 1][MaxArgs]uint64{}
+	r.raw, r.p, r.left, r.total, r.typ = body, i, n, n, chunkEvents
+	return nil
+}
+
+// endChunk checks that the finished chunk holds nothing more and closes
+// it; in a raw chunk, it opens the next piece, if any.
 func (r *Reader) endChunk() error {
 	typ := r.typ
 	r.typ = 0
@@ -310,6 +343,11 @@ func (r *Reader) endChunk() error {
 	}
 	if r.p != len(r.raw) {
 		return fmt.Errorf("%d unexpected bytes after the last record of the chunk", len(r.raw)-r.p)
+	}
+	if r.rawc.on {
+		if more, err := r.endRawPiece(); more || err != nil {
+			return err
+		}
 	}
 	r.intact++
 	return nil
@@ -324,7 +362,7 @@ func (r *Reader) contentError(err error) error {
 		// Keep the thread's order check honest for the events returned.
 		r.threadEnd[r.thread] = r.time
 	}
-	r.typ, r.left = 0, 0
+	r.typ, r.left, r.rawc.on = 0, 0, false
 	if r.salvage {
 		r.problems = append(r.problems, e)
 		return nil
@@ -467,16 +505,16 @@ func (r *Reader) readChunk() (byte, error) {
 	r.next++
 	r.chunk, r.chunkOff = idx, off
 	r.lastFinal = false
-	if typ < chunkDefs || typ > chunkStats {
+	if typ < chunkDefs || typ > chunkRaw {
 		r.intact++
 		return 0, nil // a later minor version's chunk type (FORMAT.md §3)
 	}
-	if cap(r.raw) < int(rlen) {
-		r.raw = make([]byte, 0, rlen)
+	if cap(r.zbuf) < int(rlen) {
+		r.zbuf = make([]byte, 0, rlen)
 	}
 	// A content problem returns type 0: a salvager carries on with the
 	// next chunk, anyone else gets the sticky error.
-	raw, err := r.decompress(codec, payload, r.raw[:0:rlen])
+	raw, err := r.decompress(codec, payload, r.zbuf[:0:rlen])
 	if err != nil {
 		return 0, r.contentError(err)
 	}
@@ -540,25 +578,9 @@ func (r *Reader) openBody(typ byte) error {
 	raw := r.raw
 	switch typ {
 	case chunkEvents: // FORMAT.md §5
-		th, i, ok1 := uvarint(raw, 0)
-		base, i, ok2 := uvarint(raw, i)
-		n, i, ok3 := uvarint(raw, i)
-		switch {
-		case !ok1 || !ok2 || !ok3:
-			return errors.New("events chunk: bad varint in its prefix")
-		case th > math.MaxUint32:
-			return fmt.Errorf("events chunk: thread index %d is out of range", th)
-		case base > math.MaxInt64:
-			return fmt.Errorf("events chunk: base time %d is out of range", base)
-		case n > uint64(len(raw)-i)/2: // an event takes at least 2 bytes
-			return fmt.Errorf("events chunk: declares %d events but has room for at most %d", n, (len(raw)-i)/2)
-		}
-		if end, ok := r.threadEnd[uint32(th)]; ok && n > 0 && int64(base) < end {
-			return fmt.Errorf("thread %d: batch starts at %d ns, before its previous batch ended at %d ns (time going backwards)", th, base, end)
-		}
-		r.thread, r.time, r.corr = uint32(th), int64(base), 0
-		r.prev = [maxEventKind + 1][MaxArgs]uint64{}
-		r.p, r.left, r.total, r.typ = i, n, n, typ
+		return r.openEvents(raw, "events chunk")
+	case chunkRaw: // FORMAT.md §5a
+		return r.openRaw()
 	case chunkDefs: // FORMAT.md §6
 		n, i, ok := uvarint(raw, 0)
 		if !ok {
@@ -585,6 +607,7 @@ func (r *Reader) openBody(typ byte) error {
 			}
 			r.clock = append(r.clock, ClockSync{TSC: tsc, Mono: unzigzag(mono)})
 		}
+		r.clockSyncs(r.clock)
 		r.p, r.typ, r.left = i, typ, 0
 	case chunkStats: // FORMAT.md §8
 		s, err := parseStats(raw)

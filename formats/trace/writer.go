@@ -45,6 +45,7 @@ type Writer struct {
 	threadEnd map[uint32]int64 // last event time written per thread
 	body      []byte           // scratch for defs, clock and stats bodies
 	chunk     []byte           // scratch for their chunks
+	s2Scratch []byte           // raw chunks: S2 output of one piece (appendS2Joined)
 }
 
 // Rewinder is implemented by an io.Writer that takes back what a failed
@@ -184,6 +185,20 @@ func (w *Writer) WriteBatch(b *Batch) error {
 		b.Reset()
 		return err
 	}
+	if b.rawRecords != nil {
+		// Every raw batch is compressed into one chunk buffer of the
+		// Writer's: as large as a runtime buffer, too large to keep one
+		// per batch.
+		var err error
+		if w.chunk, err = w.encodeRawChunk(w.chunk[:0], b); err != nil {
+			b.Reset()
+			return err
+		}
+		b.chunk, b.encoded = w.chunk, true
+		err = w.WriteEncoded(b)
+		b.chunk = nil
+		return err
+	}
 	if _, err := w.EncodeBatch(b); err != nil {
 		return err
 	}
@@ -201,6 +216,9 @@ func (w *Writer) EncodeBatch(b *Batch) ([]byte, error) {
 	}
 	if b.encoded {
 		return b.chunk, nil
+	}
+	if b.rawRecords != nil {
+		return nil, errors.New("trace: EncodeBatch: a raw batch (Batch.SetRaw) is written by WriteBatch")
 	}
 	if b.n == 0 {
 		b.chunk = b.chunk[:0]
@@ -247,14 +265,15 @@ func (w *Writer) WriteEncoded(b *Batch) error {
 		b.Reset()
 		return nil
 	}
-	if end, ok := w.threadEnd[b.thread]; ok && b.base < end {
+	// A raw chunk's reader clamps its times to the thread's end itself.
+	if end, ok := w.threadEnd[b.thread]; ok && b.base < end && b.rawRecords == nil {
 		return fmt.Errorf("trace: thread %d: batch starts at %d ns, before the thread's previous batch ended at %d ns; write each thread's batches in time order", b.thread, b.base, end)
 	}
 	if err := w.write(b.chunk); err != nil {
 		b.Reset()
 		return err
 	}
-	w.threadEnd[b.thread] = b.last
+	w.threadEnd[b.thread] = max(w.threadEnd[b.thread], b.last)
 	w.stats.End = max(w.stats.End, b.last)
 	w.stats.Clamped += b.clamped
 	for k, c := range b.counts {
@@ -336,7 +355,8 @@ func (w *Writer) WriteClock(syncs []ClockSync) error {
 
 // WriteStats writes a stats chunk (FORMAT.md §8) with s's Dropped counters
 // and the writer's own event counts, clamp count, size and end time (s's
-// values for those are ignored, except a later s.End). With s.Final set it
+// values for those are ignored, except a later s.End, and s.Clamped, which
+// is added: the times the caller's producers clamped so far). With s.Final set it
 // closes the trace, as Close does, unless the write fails without a trace
 // (see Writer): then the Writer stays open and Close may be tried again.
 func (w *Writer) WriteStats(s *Stats) error {
@@ -347,7 +367,9 @@ func (w *Writer) WriteStats(s *Stats) error {
 	w.stats.End = max(w.stats.End, s.End)
 	w.stats.Bytes = uint64(w.off)
 	w.stats.Final = s.Final
-	err := w.writeChunk(chunkStats, w.stats.appendBody(w.body[:0]))
+	out := w.stats
+	out.Clamped += s.Clamped
+	err := w.writeChunk(chunkStats, out.appendBody(w.body[:0]))
 	if s.Final && (err == nil || w.err != nil) {
 		w.closed = true
 	}
@@ -408,12 +430,18 @@ func (w *Writer) encodeChunk(dst []byte, typ byte, body []byte) []byte {
 	} else {
 		dst = w.enc.EncodeAll(body, dst)
 	}
-	h := dst[:chunkHeaderSize]
-	binary.LittleEndian.PutUint32(h[5:], uint32(len(dst)-chunkHeaderSize))
-	crc := crc32.Update(0, castagnoli, h[4:13])
-	crc = crc32.Update(crc, castagnoli, dst[chunkHeaderSize:])
-	binary.LittleEndian.PutUint32(h[13:], crc)
+	sealChunk(dst)
 	return dst
+}
+
+// sealChunk fills in the payload length and the CRC of the chunk that is
+// all of c.
+func sealChunk(c []byte) {
+	h := c[:chunkHeaderSize]
+	binary.LittleEndian.PutUint32(h[5:], uint32(len(c)-chunkHeaderSize))
+	crc := crc32.Update(0, castagnoli, h[4:13])
+	crc = crc32.Update(crc, castagnoli, c[chunkHeaderSize:])
+	binary.LittleEndian.PutUint32(h[13:], crc)
 }
 
 // write appends one whole chunk to the file. See Writer for what a failure

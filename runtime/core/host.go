@@ -50,11 +50,13 @@ func (c cHost) Wait(d time.Duration) writer.Wake {
 
 func span(s *C.ot_span_t) writer.Span {
 	return writer.Span{
-		Data:   unsafe.Slice((*byte)(unsafe.Pointer(s.data)), int(s.len)),
-		Offset: uint32(s.offset),
-		Thread: uint32(s.thread),
-		Slot:   uint32(s.slot),
-		Full:   s.full != 0,
+		Data:      unsafe.Slice((*byte)(unsafe.Pointer(s.data)), int(s.len)),
+		Offset:    uint32(s.offset),
+		Thread:    uint32(s.thread),
+		Slot:      uint32(s.slot),
+		Full:      s.full != 0,
+		Counts:    (*[64]uint32)(unsafe.Pointer(s.counts)),
+		LastTicks: uint64(s.last_ticks),
 	}
 }
 
@@ -127,6 +129,7 @@ func (c cHost) Counters() writer.Counters {
 	out.Threads = uint64(cc.threads)
 	out.BuffersAllocated = uint64(cc.buffers_used)
 	out.SignalToggles = uint64(cc.signal_toggles)
+	out.TicksClamped = uint64(cc.ticks_clamped)
 	return out
 }
 

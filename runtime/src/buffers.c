@@ -42,6 +42,7 @@ static _Atomic uint32_t next_thread_index = 1;
 static _Atomic uint32_t live_threads;
 static ot_thread *_Atomic all_threads; /* every struct ever made; exited ones are reused */
 static _Atomic uint64_t dropped[OT_DROP_COUNTERS];
+_Atomic uint64_t ot_ticks_clamped;
 /* The writer sleeps on this word; threads bump it and wake the writer. A
  * futex, not a descriptor: the application may close every descriptor it did
  * not open (fds.c), and waking a futex is async-signal-safe. */
@@ -172,6 +173,8 @@ static void hand_over(ot_thread *t) {
   if (!t->buf || !still_mine(t))
     return;
   ot_buf *b = t->buf;
+  b->last_ticks = t->enc.ticks;
+  memcpy(b->counts, t->enc.count, sizeof b->counts);
   uint32_t owned = OT_BUF_OWNED;
   while (!atomic_compare_exchange_weak_explicit(&b->state, &owned, OT_BUF_FULL,
                                                 memory_order_release, memory_order_relaxed)) {
@@ -486,6 +489,8 @@ int ot_host_take_full(ot_span_t *out) {
   out->thread = b->thread;
   out->slot = b->slot;
   out->full = 1;
+  out->counts = out->offset == 0 ? b->counts : NULL;
+  out->last_ticks = b->last_ticks;
   return 1;
 }
 
@@ -585,6 +590,8 @@ int ot_host_take_partial(uint32_t *cursor, ot_span_t *out) {
     out->thread = b->thread;
     out->slot = b->slot;
     out->full = 0;
+    out->counts = NULL;
+    out->last_ticks = 0;
     (*cursor)++;
     return 1;
   }
@@ -606,6 +613,7 @@ void ot_host_counters(ot_counters_t *out) {
   out->threads = atomic_load(&next_thread_index) - 1;
   out->buffers_used = atomic_load(&buffers_allocated);
   out->signal_toggles = ot_signal_toggle_count();
+  out->ticks_clamped = atomic_load_explicit(&ot_ticks_clamped, memory_order_relaxed);
 }
 
 /* ---- Flush requests (occa_tools_flush, signals) ------------------------------- */

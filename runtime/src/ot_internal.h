@@ -240,6 +240,11 @@ typedef struct ot_span {
   uint32_t thread;     /* thread index */
   uint32_t slot;       /* pool slot, for ot_host.release */
   int32_t full;        /* 1: the buffer is done; release returns it to the pool */
+  /* When the span is all of a buffer its thread handed over (offset 0,
+   * full): its events by kind and its last (latest) record's ticks; else
+   * counts is NULL. */
+  const uint32_t *counts;
+  uint64_t last_ticks;
 } ot_span_t;
 
 /* Counters the writer reads for the stats chunk. */
@@ -249,6 +254,7 @@ typedef struct ot_counters {
   uint64_t threads;      /* threads seen */
   uint64_t buffers_used; /* buffers ever allocated */
   uint64_t signal_toggles; /* deliveries of the toggle signal so far */
+  uint64_t ticks_clamped;  /* event times raised to the thread's previous one */
 } ot_counters_t;
 
 /* Wake-up reasons returned by ot_host.wait. */

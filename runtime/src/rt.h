@@ -184,6 +184,11 @@ typedef struct ot_buf {
   uint32_t pred_seq;
   uint32_t idle;              /* writer only: nothing new at its last partial take */
   uint32_t spans_out;         /* writer only: partial spans taken, not yet released */
+  /* Set by the owner as it hands the buffer over (FULL): its records' ticks
+   * at the end and events by kind, for the writer to write it whole (a raw
+   * events chunk) without reading them. */
+  uint64_t last_ticks;
+  uint32_t counts[64];
   struct ot_thread *owner;    /* set before OWNED; thread structs are never freed */
   struct ot_buf *_Atomic next; /* link in the full stack */
 } ot_buf;
@@ -221,10 +226,15 @@ typedef struct ot_omp_frame { /* an implicit task, work or sync region open on t
 /* What a thread's raw records so far leave for the next ones (ot_encode):
  * formats/trace/raw.go's RawState. Zeroed with each new buffer. */
 typedef struct ot_enc {
-  uint64_t ticks; /* of the previous event */
+  uint64_t ticks; /* of the previous event: never decreases */
   uint64_t corr;  /* the previous correlation id */
   uint64_t prev[64][OT_MAX_ARGS]; /* per kind: the arguments the S flag covers */
+  uint32_t count[64]; /* records by kind */
 } ot_enc;
+
+/* Event times a thread raised to its previous event's (a clock that went
+ * back): counted, as the writer counts those it clamps (trace stats). */
+OT_HIDDEN extern _Atomic uint64_t ot_ticks_clamped;
 
 typedef struct ot_thread {
   /* Kept when a new thread reuses the struct (buffers.c: thread_struct). */
@@ -346,6 +356,13 @@ static OT_INLINE uint8_t *ot_encode(ot_enc *e, uint8_t *p, unsigned kind, const 
   unsigned n = c->nargs, head = kind, differ = 0;
   /* The delta below 2^14 (a few microseconds) without a branch on its
    * length: deltas near 64 ticks would mispredict every other event. */
+  if (OT_UNLIKELY(ticks < e->ticks)) {
+    /* A buffer's times never go back, so that its last record's ticks are
+     * its latest (ot_buf.last_ticks). */
+    ticks = e->ticks;
+    atomic_fetch_add_explicit(&ot_ticks_clamped, 1, memory_order_relaxed);
+  }
+  e->count[kind]++;
   uint64_t dz = ot_zigzag((int64_t)(ticks - e->ticks));
   uint8_t *q;
   if (OT_LIKELY(dz < (1u << 14))) {

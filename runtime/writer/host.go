@@ -19,6 +19,11 @@ type Span struct {
 	Thread uint32
 	Slot   uint32
 	Full   bool // the buffer is done: Release returns it to the pool
+	// Counts, when the span is all of a buffer its thread handed over
+	// (Offset 0, Full), are its events by kind (valid until Release), and
+	// LastTicks its latest record's ticks; nil otherwise.
+	Counts    *[64]uint32
+	LastTicks uint64
 }
 
 // Wake says why Host.Wait returned.
@@ -45,6 +50,7 @@ type Counters struct {
 	Threads          uint64
 	BuffersAllocated uint64
 	SignalToggles    uint64 // deliveries of the toggle signal so far
+	TicksClamped     uint64 // event times the threads raised to their previous event's
 }
 
 // Host is the C runtime as the writer sees it (ot_host_t).

@@ -300,6 +300,10 @@ func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
 	for _, s := range l.spans {
+		if s.Counts != nil && l.tw.TakesRaw() && len(s.Data) <= trace.MaxRawRecords {
+			l.writeWhole(s)
+			continue
+		}
 		bs := l.bufferOf(s)
 		b := l.batchFor(s.Thread)
 		data := s.Data
@@ -327,6 +331,38 @@ func (l *Loop) writeSpans() {
 	}
 	l.spans = l.spans[:0]
 	l.drain(0)
+}
+
+// writeWhole writes a whole buffer that its thread handed over as a raw
+// events chunk: compressed as it is, with nothing done per event.
+func (l *Loop) writeWhole(s Span) {
+	// Readers convert a raw chunk's ticks through the sync points written
+	// before it, this cycle's included: then every record lies between two,
+	// and the floor below is what the reader finds.
+	if len(l.clockNew) > 0 {
+		if err := l.tw.WriteClock(l.clockNew); err == nil {
+			l.clockNew = l.clockNew[:0]
+		}
+	}
+	b := l.batchFor(s.Thread)
+	if err := b.SetRaw(s.Data, &l.flat.TickArgs, s.Counts, l.clock.Nanos(s.LastTicks)); err != nil {
+		// The runtime's counts do not fit its records: an internal error.
+		l.decodeError(s, "a whole buffer cannot be written: it is skipped", err)
+		l.free = append(l.free, b)
+		l.h.Release(s)
+		return
+	}
+	l.floor[s.Thread] = b.Last()
+	l.forgetBuffer(s.Slot)
+	// Written at once, after the batches in flight (file order), into the
+	// trace writer's one chunk buffer: it is as fast as the encoders and
+	// keeps no chunk of a buffer's size per batch.
+	l.drain(0)
+	n := b.Len()
+	err := l.tw.WriteBatch(b)
+	l.h.Release(s)
+	l.check(err, uint64(n))
+	l.free = append(l.free, b)
 }
 
 // bufState is where the writer stands in a buffer's records.
@@ -570,7 +606,7 @@ func (l *Loop) checkByteBudget() {
 
 func (l *Loop) stats(final bool) *trace.Stats {
 	c := l.h.Counters()
-	s := &trace.Stats{Dropped: c.Dropped, Final: final}
+	s := &trace.Stats{Dropped: c.Dropped, Final: final, Clamped: c.TicksClamped}
 	s.Dropped[trace.DropWriteError] += l.writeLost
 	s.Dropped[trace.DropDefinitions] += l.defsLost
 	return s

@@ -321,7 +321,7 @@ static seen by_thread[MAX_THREADS + 2];
 static uint64_t defs_seen[8];
 static uint64_t run_kernel_ids[64], run_device_ids[64];
 static int n_run_kernel_ids, n_run_device_ids;
-static uint64_t spans_full, spans_partial, partial_rule2, records_total, flushes_done;
+static uint64_t spans_full, spans_whole, spans_partial, partial_rule2, records_total, flushes_done;
 
 /* Ids defined so far, per definition kind (kind - 64); memory objects are
  * also defined by their recorded allocation (MEMORY_ALLOC_END). */
@@ -502,6 +502,10 @@ static void decode(const ot_span_t *s) {
     fail("thread %u: a span of slot %u starts at byte %u, its previous one ended at %llu",
          s->thread, s->slot, s->offset, (unsigned long long)st->next);
   st->next = s->offset + s->len;
+  uint32_t counts[64] = {0};
+  if (s->counts && (!s->full || s->offset != 0))
+    fail("thread %u: span of slot %u at byte %u (full %d) has counts: only whole buffers do",
+         s->thread, s->slot, s->offset, s->full);
   for (uint64_t off = 0; off < s->len;) {
     uint64_t at = off, ticks, a[OT_MAX_ARGS] = {0};
     unsigned kind;
@@ -511,6 +515,7 @@ static void decode(const ot_span_t *s) {
       return;
     }
     records_total++;
+    counts[kind]++;
     th->decoded[kind]++;
     if (ticks < th->last_ticks)
       fail("thread %u: ticks went back (%llu after %llu, kind %u)", s->thread,
@@ -598,6 +603,18 @@ static void decode(const ot_span_t *s) {
       th->open_corr = 0; /* the end of an open begin may be among the dropped */
       break;
     }
+  }
+  /* What the owner said of a whole buffer at its hand-over is what the
+   * writer writes it by (a raw events chunk, not decoded). */
+  if (s->counts) {
+    spans_whole++;
+    for (unsigned k = 0; k < 64; k++)
+      if (s->counts[k] != counts[k])
+        fail("thread %u: whole buffer of slot %u says %u records of kind %u, holds %u", s->thread,
+             s->slot, s->counts[k], k, counts[k]);
+    if (s->last_ticks != st->ticks)
+      fail("thread %u: whole buffer of slot %u says its last ticks are %llu, its last record's are %llu",
+           s->thread, s->slot, (unsigned long long)s->last_ticks, (unsigned long long)st->ticks);
   }
 }
 
@@ -819,6 +836,8 @@ int main(int argc, char **argv) {
     fail("wait mode dropped %llu events", (unsigned long long)counted);
   if (drop_mode && counted == 0)
     fail("drop mode dropped nothing: the pool was not small enough to test drops");
+  if (spans_whole == 0)
+    fail("no whole buffer was handed over: their counts were not tested");
   if (n_run_kernel_ids != NKERNELS)
     fail("launches on %d shared kernel slots carried %d kernel ids", NKERNELS, n_run_kernel_ids);
   if (n_run_device_ids != NDEVICES)
@@ -827,13 +846,14 @@ int main(int argc, char **argv) {
     fail("runtime saw %llu threads, %d produced", (unsigned long long)ctr.threads, nthreads);
 
   printf("tsan_driver: mode=%s threads=%d ops=%d: attempted %llu records, decoded %llu, dropped "
-         "%llu (%llu in DROPPED records, %llu pending at thread exit); spans %llu full + %llu "
-         "partial, take_partial returned 2 %llu times, %llu flushes; defs: %llu strings, %llu "
+         "%llu (%llu in DROPPED records, %llu pending at thread exit); spans %llu full (%llu whole) "
+         "+ %llu partial, take_partial returned 2 %llu times, %llu flushes; defs: %llu strings, %llu "
          "devices, %llu kernels, %llu streams, %llu memory, %llu threads\n",
          drop_mode ? "drop" : "wait", nthreads, ops, (unsigned long long)attempted_total,
          (unsigned long long)decoded_total, (unsigned long long)counted,
          (unsigned long long)reported_total, (unsigned long long)pending_total,
-         (unsigned long long)spans_full, (unsigned long long)spans_partial,
+         (unsigned long long)spans_full, (unsigned long long)spans_whole,
+         (unsigned long long)spans_partial,
          (unsigned long long)partial_rule2, (unsigned long long)flushes_done,
          (unsigned long long)defs_seen[0], (unsigned long long)defs_seen[1],
          (unsigned long long)defs_seen[2], (unsigned long long)defs_seen[4],
