@@ -80,6 +80,9 @@ type got struct {
 	dict   *trace.Dict
 	stats  *trace.Stats
 	err    error // how reading ended, nil for a clean end
+	// chunks read intact, and how many were raw events chunks (whole
+	// buffers written as recorded)
+	chunks, rawChunks int
 }
 
 // markers counts the markers called name.
@@ -128,6 +131,7 @@ func readTraceKeeping(t *testing.T, path string, keep bool) *got {
 	}
 	g.dict = r.Dict()
 	g.stats = r.Stats()
+	g.chunks, g.rawChunks = r.Chunks(), r.RawChunks()
 	return g
 }
 

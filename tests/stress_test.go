@@ -82,6 +82,40 @@ func TestManyThreadsSteadyNoDrops(t *testing.T) {
 	}
 }
 
+// Buffers that fill are written whole (raw events chunks, whose events the
+// writer counts by what the threads say), the last of each thread at the
+// final flush (events chunks); the trace holds every marker, in time order
+// per thread, and the stats count exactly the events read, by kind.
+func TestWholeBuffersAndFlushedSpans(t *testing.T) {
+	const threads, markers = 8, 100000
+	g, _ := runStress(t, "[output]\nbuffer_size = \"64KiB\"\n", "steady", fmt.Sprint(threads), fmt.Sprint(markers))
+	if n := g.markers("steady"); n != threads*markers || g.stats.TotalDropped() != 0 {
+		t.Errorf("markers %d (want %d), dropped %s", n, threads*markers, droppedBy(g.stats))
+	}
+	read := 0
+	for k, n := range g.counts {
+		read += n
+		if uint64(n) != g.stats.Events[k] {
+			t.Errorf("%v: %d events read, the stats count %d", k, n, g.stats.Events[k])
+		}
+	}
+	if total := g.stats.TotalEvents(); total != uint64(read) {
+		t.Errorf("%d events read, the stats count %d", read, total)
+	}
+	t.Logf("%d chunks, %d of them raw", g.chunks, g.rawChunks)
+	// A thread's markers take about 200 KiB: several 64 KiB buffers fill.
+	if g.rawChunks == 0 || g.chunks-g.rawChunks < 2 {
+		t.Errorf("%d chunks, %d of them raw: want whole buffers and flushed spans both", g.chunks, g.rawChunks)
+	}
+	last := map[uint32]int64{}
+	for _, e := range g.events {
+		if e.Time < last[e.Thread] {
+			t.Fatalf("thread %d: an event at %d ns after one at %d ns", e.Thread, e.Time, last[e.Thread])
+		}
+		last[e.Thread] = e.Time
+	}
+}
+
 // A signal handler that calls the runtime while the thread it interrupted
 // is inside a call (occa_tools.h forbids it) costs that one event, counted
 // as reentrant: no corrupt buffer, no hang, and the trace plus the count

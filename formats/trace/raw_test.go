@@ -473,7 +473,7 @@ func TestRawChunk(t *testing.T) {
 	if got := rd.Stats().Events[:64]; !reflect.DeepEqual(got, wantCounts[:]) {
 		t.Errorf("stats count %v events by kind, want %v", got, wantCounts)
 	}
-	if rd.Chunks() != 6 { // clock, 3 raw, 1 events, stats
-		t.Errorf("%d chunks read intact, want 6", rd.Chunks())
+	if rd.Chunks() != 6 || rd.RawChunks() != 3 { // clock, 3 raw, 1 events, stats
+		t.Errorf("%d chunks read intact, %d of them raw; want 6 and 3", rd.Chunks(), rd.RawChunks())
 	}
 }

@@ -131,6 +131,7 @@ func (w *Writer) encodeRawChunk(dst []byte, b *Batch) ([]byte, error) {
 // whose body the events chunk decoder then reads.
 type rawChunk struct {
 	on     bool
+	chunks int // raw chunks read intact
 	thread uint32
 	rest   []byte // records not yet converted; they alias the chunk's body
 	start  int    // offset of rest in the chunk's body, for errors
@@ -201,6 +202,7 @@ func (r *Reader) endRawPiece() (bool, error) {
 	rc := &r.rawc
 	if len(rc.rest) == 0 {
 		rc.on = false
+		rc.chunks++
 		return false, nil
 	}
 	return true, r.nextRawPiece()

@@ -189,6 +189,10 @@ func (r *Reader) readHeader() error {
 	return nil
 }
 
+// RawChunks returns how many of those were raw events chunks (FORMAT.md
+// §5a): whole buffers the runtime wrote as its threads recorded them.
+func (r *Reader) RawChunks() int { return r.rawc.chunks }
+
 // checkMagic explains a wrong magic: text-mode transfer, 7-bit transfer, or
 // not a trace at all (FORMAT.md §1).
 func checkMagic(b []byte) error {
