@@ -41,10 +41,8 @@ type Batch struct {
 
 // NewBatch returns an empty batch for thread whose events may not be earlier
 // than floor. Writer.Batch is the usual way to get one.
-func NewBatch(thread uint32, floor int64) *Batch { return newBatch(compiledTab, thread, floor) }
-
-func newBatch(tab *kindTab, thread uint32, floor int64) *Batch {
-	b := &Batch{tab: tab, thread: thread, raw: make([]byte, prefixRoom, 64<<10), max: maxBatchRaw}
+func NewBatch(thread uint32, floor int64) *Batch {
+	b := &Batch{tab: compiledTab, thread: thread, raw: make([]byte, prefixRoom, 64<<10), max: maxBatchRaw}
 	b.last = max(floor, 0)
 	return b
 }

@@ -368,7 +368,7 @@ type rawChunkBuffer struct {
 // points of the clock chunks written before (a TickClock of the same
 // points is the reference), clamped to stay in time order within a chunk
 // and after the thread's earlier chunks, DROPPED's "since" converted as a
-// tick argument, a chunk over the reader's piece size read in several.
+// tick argument, a chunk of over 1 MiB of records.
 // The stats count the events the writer was told of, by kind.
 func TestRawChunk(t *testing.T) {
 	var buf bytes.Buffer
@@ -450,7 +450,7 @@ func TestRawChunk(t *testing.T) {
 	// A buffer that starts before the thread's end (another CPU's clock):
 	// its first events are clamped by the reader.
 	writeRaw(generated(2, 1_000_000, 5000))
-	// A steady stream over the reader's piece size (1 MiB): 3 B a record.
+	// A steady stream of over 1 MiB: 3 B a record.
 	r := &rawChunkBuffer{}
 	ticks := uint64(8_000_000_000)
 	for i := range 400_000 {

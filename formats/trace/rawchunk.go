@@ -71,9 +71,6 @@ func (b *Batch) SetRaw(records []byte, tickArgs *[maxEventKind + 1]uint8, counts
 // LevelFastest, whose codec (S2) compresses them in place.
 func (w *Writer) TakesRaw() bool { return w.codec == codecS2 }
 
-// IsRaw says whether b holds a raw events chunk (SetRaw).
-func (b *Batch) IsRaw() bool { return b.rawRecords != nil }
-
 // appendS2Joined appends to dst one S2 block of prefix followed by rest,
 // compressing rest only: a literal of prefix, then the elements S2 makes of
 // rest's pieces of s2Piece bytes each, compressed one at a time in scratch.
@@ -126,23 +123,14 @@ func (w *Writer) encodeRawChunk(dst []byte, b *Batch) ([]byte, error) {
 	return dst, nil
 }
 
-// rawChunk is what a Reader keeps of the raw events chunk it is reading:
-// the records not yet converted, converted a piece at a time into a batch
-// whose body the events chunk decoder then reads.
+// rawChunk is what a Reader keeps of the raw events chunks it reads,
+// besides the events chunk state it shares (thread, time, corr, prev).
 type rawChunk struct {
-	on     bool
-	chunks int // raw chunks read intact
-	thread uint32
-	rest   []byte // records not yet converted; they alias the chunk's body
-	start  int    // offset of rest in the chunk's body, for errors
-	st     RawState
-	batch  *Batch
-	clock  *TickClock
-	flat   *FlatClock
+	ticks    uint64                  // of the previous record
+	tickArgs [maxEventKind + 1]uint8 // the chunk's masks
+	clock    *TickClock              // fed by every clock chunk
+	chunks   int                     // raw chunks read intact
 }
-
-// rawPiece bounds the events a Reader converts at once: the batch it keeps.
-const rawPiece = 1 << 20
 
 // openRaw starts reading a raw events chunk whose body is r.raw.
 func (r *Reader) openRaw() error {
@@ -158,7 +146,7 @@ func (r *Reader) openRaw() error {
 		return fmt.Errorf("raw events chunk: %d tick argument masks, at most %d fit", n, min(maxEventKind+1, (len(raw)-i)/2))
 	}
 	rc := &r.rawc
-	rc.flat.TickArgs = [maxEventKind + 1]uint8{}
+	rc.tickArgs = [maxEventKind + 1]uint8{}
 	for range n {
 		k, m := raw[i], raw[i+1]
 		if k > maxEventKind || r.kinds[k].flatN < 0 {
@@ -169,43 +157,103 @@ func (r *Reader) openRaw() error {
 				return fmt.Errorf("raw events chunk: the tick argument mask %#02x of kind %d names argument %d, which is not a time", m, k, j)
 			}
 		}
-		rc.flat.TickArgs[k] = m
+		rc.tickArgs[k] = m
 		i += 2
 	}
-	if rc.batch == nil {
-		rc.batch = newBatch(&r.kinds, 0, 0)
-		rc.batch.SetMax(rawPiece)
+	// The thread's events stay in time order: the chunk's start at its end
+	// so far, earlier times raised to the time before (FORMAT.md §5a).
+	r.thread, r.time, r.corr = uint32(th), max(r.threadEnd[uint32(th)], 0), 0
+	r.prev = [maxEventKind + 1][MaxArgs]uint64{}
+	rc.ticks = 0
+	r.p, r.total, r.typ = i, 0, chunkRaw
+	r.left = 0
+	if i < len(raw) {
+		r.left = 1 // until the records end
 	}
-	rc.on, rc.thread, rc.rest, rc.start = true, uint32(th), raw[i:], i
-	rc.st.Reset()
-	return r.nextRawPiece()
+	return nil
 }
 
-// nextRawPiece converts the next piece of the raw chunk's records and
-// opens it as an events chunk body. The thread's events stay in time order:
-// the batch starts at the thread's end so far and clamps earlier times.
-func (r *Reader) nextRawPiece() error {
-	rc := &r.rawc
-	b := rc.batch
-	b.Rebind(rc.thread, r.threadEnd[rc.thread])
-	n, err := b.AddRaw(rc.rest, &rc.st, rc.flat)
-	if err != nil && err != ErrBatchFull {
-		return fmt.Errorf("raw events chunk, records from body byte %d: %w", rc.start, err)
+// decodeRawEvent decodes the next record of the current raw events chunk
+// (FORMAT.md §5a): decodeEvent's work plus the conversion of its ticks.
+func (r *Reader) decodeRawEvent(e *Event) error {
+	raw := r.raw
+	i := r.p
+	idx := r.total
+	head := raw[i] // r.left > 0: i < len(raw)
+	k := Kind(head & kindMask)
+	ki := &r.kinds[k]
+	if ki.flatN < 0 {
+		return fmt.Errorf("record %d at body byte %d: kind %d is not a timed kind of the file", idx, i, k)
 	}
-	rc.rest, rc.start = rc.rest[n:], rc.start+n
-	return r.openEvents(b.body(), "raw events chunk")
-}
-
-// endRawPiece is endChunk for a piece of a raw chunk: it opens the next
-// piece, if any (reporting whether it did).
-func (r *Reader) endRawPiece() (bool, error) {
-	rc := &r.rawc
-	if len(rc.rest) == 0 {
-		rc.on = false
-		rc.chunks++
-		return false, nil
+	if head&HeadS != 0 && ki.refs == 0 || head&HeadC != 0 && ki.corr < 0 {
+		return fmt.Errorf("record %d (%v) at body byte %d: flags %#02x do not apply to this kind", idx, k, i, head&^kindMask)
 	}
-	return true, r.nextRawPiece()
+	at := i
+	dz, i, ok := uvarint(raw, i+1)
+	if !ok {
+		return fmt.Errorf("record %d (%v) at body byte %d: time delta: %w", idx, k, at, errVarint)
+	}
+	ticks := r.rawc.ticks + uint64(unzigzag(dz))
+	clock := r.rawc.clock
+	e.Kind, e.Thread = k, r.thread
+	e.Time = max(clock.Nanos(ticks), r.time)
+	e.Args = [MaxArgs]uint64{}
+	same := head&HeadS != 0
+	prev := &r.prev[k]
+	tick := r.rawc.tickArgs[k]
+	for j := 0; j < int(ki.n); j++ {
+		var v uint64
+		switch ki.types[j] {
+		case ArgCorr:
+			if head&HeadC != 0 {
+				v = r.corr
+				if ki.begin {
+					v++
+				}
+			} else {
+				if v, i, ok = uvarint(raw, i); !ok {
+					return fmt.Errorf("record %d (%v) at body byte %d: argument %d: %w", idx, k, at, j, errVarint)
+				}
+				v = r.corr + uint64(unzigzag(v))
+			}
+			r.corr = v
+		case ArgTime:
+			if v, i, ok = uvarint(raw, i); !ok {
+				return fmt.Errorf("record %d (%v) at body byte %d: argument %d: %w", idx, k, at, j, errVarint)
+			}
+			if tick&(1<<j) != 0 {
+				// As a batch stores a time before CLOCK_MONOTONIC's 0.
+				ns := clock.Nanos(v)
+				if ns < 0 {
+					ns = math.MinInt64
+				}
+				v = uint64(ns)
+			}
+		default:
+			if same {
+				v = prev[j]
+				break
+			}
+			if v, i, ok = uvarint(raw, i); !ok {
+				return fmt.Errorf("record %d (%v) at body byte %d: argument %d: %w", idx, k, at, j, errVarint)
+			}
+			if ki.types[j] == ArgInt {
+				v = uint64(unzigzag(v))
+			}
+		}
+		e.Args[j] = v
+	}
+	if !same {
+		*prev = e.Args
+	}
+	r.rawc.ticks = ticks
+	r.time = e.Time
+	r.p = i
+	r.total++
+	if i == len(raw) {
+		r.left = 0
+	}
+	return nil
 }
 
 // clockSyncs feeds the sync points of a clock chunk to the raw records'

@@ -28,8 +28,8 @@ type Reader struct {
 	chunk    int    // index of the current chunk
 	chunkOff int64  // offset of the current chunk
 	intact   int    // chunks read without error
-	zbuf     []byte // the decompressed body of the current chunk
-	raw      []byte // what the chunk decoders read: zbuf, or a raw chunk's converted piece
+	zbuf     []byte // for the decompressed bodies
+	raw      []byte // the current chunk's body
 	typ      byte   // type of the current chunk, 0 when between chunks
 	p        int    // next byte of raw
 	left     uint64 // events or defs of the current chunk still to decode
@@ -184,7 +184,6 @@ func (r *Reader) readHeader() error {
 	}
 	r.kinds = *buildTab(r.hdr.Kinds)
 	r.rawc.clock = NewTickClock(r.hdr.ClockSource != "tsc")
-	r.rawc.flat = r.rawc.clock.Flat()
 	r.win.skip(fileHeaderSize + int(n))
 	return nil
 }
@@ -238,6 +237,13 @@ func (r *Reader) ReadEvent() (e Event, err error) {
 		if err = r.contentError(err); err != nil {
 			return
 		}
+	} else if r.left > 0 && r.typ == chunkRaw {
+		if err = r.decodeRawEvent(&e); err == nil {
+			return
+		}
+		if err = r.contentError(err); err != nil {
+			return
+		}
 	}
 	return r.readEventSlow()
 }
@@ -272,6 +278,9 @@ func (r *Reader) Next() (Record, error) {
 			case chunkEvents:
 				rec.Type = RecordEvent
 				err = r.decodeEvent(&rec.Event)
+			case chunkRaw:
+				rec.Type = RecordEvent
+				err = r.decodeRawEvent(&rec.Event)
 			case chunkDefs:
 				rec.Type = RecordDef
 				if err = r.decodeDef(&rec.Def); err == nil {
@@ -293,9 +302,6 @@ func (r *Reader) Next() (Record, error) {
 				}
 				continue
 			}
-			if r.typ != 0 { // the next piece of a raw chunk
-				continue
-			}
 		}
 		typ, err := r.nextChunk()
 		if err != nil {
@@ -312,46 +318,43 @@ func (r *Reader) Next() (Record, error) {
 	}
 }
 
-// openEvents starts reading body as an events chunk's (FORMAT.md §5): an
-// events chunk's, or a piece of a raw chunk converted (what names which).
-func (r *Reader) openEvents(body []byte, what string) error {
+// openEvents starts reading an events chunk whose body is r.raw.
+func (r *Reader) openEvents() error {
+	body := r.raw
 	th, i, ok1 := uvarint(body, 0)
 	base, i, ok2 := uvarint(body, i)
 	n, i, ok3 := uvarint(body, i)
 	switch {
 	case !ok1 || !ok2 || !ok3:
-		return fmt.Errorf("%s: bad varint in its prefix", what)
+		return errors.New("events chunk: bad varint in its prefix")
 	case th > math.MaxUint32:
-		return fmt.Errorf("%s: thread index %d is out of range", what, th)
+		return fmt.Errorf("events chunk: thread index %d is out of range", th)
 	case base > math.MaxInt64:
-		return fmt.Errorf("%s: base time %d is out of range", what, base)
+		return fmt.Errorf("events chunk: base time %d is out of range", base)
 	case n > uint64(len(body)-i)/2: // an event takes at least 2 bytes
-		return fmt.Errorf("%s: declares %d events but has room for at most %d", what, n, (len(body)-i)/2)
+		return fmt.Errorf("events chunk: declares %d events but has room for at most %d", n, (len(body)-i)/2)
 	}
 	if end, ok := r.threadEnd[uint32(th)]; ok && n > 0 && int64(base) < end {
 		return fmt.Errorf("thread %d: batch starts at %d ns, before its previous batch ended at %d ns (time going backwards)", th, base, end)
 	}
 	r.thread, r.time, r.corr = uint32(th), int64(base), 0
 	r.prev = [maxEventKind + 1][MaxArgs]uint64{}
-	r.raw, r.p, r.left, r.total, r.typ = body, i, n, n, chunkEvents
+	r.p, r.left, r.total, r.typ = i, n, n, chunkEvents
 	return nil
 }
 
-// endChunk checks that the finished chunk holds nothing more and closes
-// it; in a raw chunk, it opens the next piece, if any.
+// endChunk checks that the finished chunk holds nothing more and closes it.
 func (r *Reader) endChunk() error {
 	typ := r.typ
 	r.typ = 0
-	if typ == chunkEvents && r.total > 0 {
+	if (typ == chunkEvents || typ == chunkRaw) && r.total > 0 {
 		r.threadEnd[r.thread] = r.time
 	}
 	if r.p != len(r.raw) {
 		return fmt.Errorf("%d unexpected bytes after the last record of the chunk", len(r.raw)-r.p)
 	}
-	if r.rawc.on {
-		if more, err := r.endRawPiece(); more || err != nil {
-			return err
-		}
+	if typ == chunkRaw {
+		r.rawc.chunks++
 	}
 	r.intact++
 	return nil
@@ -362,11 +365,11 @@ func (r *Reader) endChunk() error {
 // error sticks.
 func (r *Reader) contentError(err error) error {
 	e := &Error{Offset: r.chunkOff, Chunk: r.chunk, Err: err}
-	if r.typ == chunkEvents && r.left < r.total {
+	if r.typ == chunkEvents && r.left < r.total || r.typ == chunkRaw && r.total > 0 {
 		// Keep the thread's order check honest for the events returned.
 		r.threadEnd[r.thread] = r.time
 	}
-	r.typ, r.left, r.rawc.on = 0, 0, false
+	r.typ, r.left = 0, 0
 	if r.salvage {
 		r.problems = append(r.problems, e)
 		return nil
@@ -582,7 +585,7 @@ func (r *Reader) openBody(typ byte) error {
 	raw := r.raw
 	switch typ {
 	case chunkEvents: // FORMAT.md §5
-		return r.openEvents(raw, "events chunk")
+		return r.openEvents()
 	case chunkRaw: // FORMAT.md §5a
 		return r.openRaw()
 	case chunkDefs: // FORMAT.md §6
