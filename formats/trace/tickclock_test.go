@@ -137,3 +137,29 @@ func TestTickClockFastPathExact(t *testing.T) {
 		}
 	}
 }
+
+// TestTickClockFindsTheSegment: with many points, every tick converts
+// through the segment a scan from the newest point finds (the one whose
+// start is the latest at or before it, the first segment before them all,
+// the last after them), whichever segment the previous conversion cached.
+func TestTickClockFindsTheSegment(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	c := NewTickClock(false)
+	ticks, mono := uint64(1_000_000), int64(5_000)
+	for range 3000 {
+		c.Add(ticks, mono)
+		ticks += uint64(1 + rng.Intn(1<<20))
+		mono += int64(1 + rng.Intn(1<<19))
+	}
+	p := c.points
+	for range 20000 {
+		x := p[0].ticks - 1000 + uint64(rng.Int63n(int64(ticks-p[0].ticks+2000)))
+		i := len(p) - 1
+		for i > 1 && x < p[i-1].ticks {
+			i--
+		}
+		if got, want := c.Nanos(x), interpolate(p[i-1], p[i], x); got != want {
+			t.Fatalf("Nanos(%d) = %d, want %d (segment %d)", x, got, want, i)
+		}
+	}
+}

@@ -20,15 +20,23 @@ const MaxGenEvents = 4096
 // backwards (the writer clamps them within a thread) or jump, threads
 // without a def, definitions repeated with other values (an empty device
 // mode among them), OpenMP events in any order, stats chunks with drops,
-// and a trace closed or cut short. The same data gives the same bytes.
+// odd threads' events in raw events chunks (as the runtime writes whole
+// buffers) in some traces, and a trace closed or cut short. The same data
+// gives the same bytes.
 //
 // The data is read as a stream of choices; when it runs out every choice
 // is 0, so any input, even an empty one, gives a trace.
 func FromBytes(w io.Writer, data []byte) error {
 	g := &fuzzGen{data: data}
 	h := Header()
-	if g.byte()&1 == 1 {
+	first := g.byte()
+	if first&1 == 1 {
 		h.Rank = -1 // no rank: converters use the file's index
+	}
+	// Raw records in ticks that are ns: a raw chunk needs no clock chunk.
+	withRaw := first&2 == 2
+	if withRaw {
+		h.ClockSource = "monotonic"
 	}
 	tw, err := trace.NewWriter(w, h)
 	if err != nil {
@@ -41,8 +49,16 @@ func FromBytes(w io.Writer, data []byte) error {
 	batches := map[uint32]*trace.Batch{}
 	var order []uint32
 	times := map[uint32]int64{}
+	raws := map[uint32]*rawBuffer{}
+	var noTicks [64]uint8
 	flush := func() error {
 		for _, th := range order {
+			if r := raws[th]; r != nil && len(r.data) > 0 {
+				if err := r.write(tw, th, &noTicks); err != nil {
+					return err
+				}
+				continue
+			}
 			if b := batches[th]; b.Len() > 0 {
 				if err := tw.WriteBatch(b); err != nil {
 					return err
@@ -79,6 +95,9 @@ func FromBytes(w io.Writer, data []byte) error {
 			b = tw.Batch(th)
 			batches[th] = b
 			order = append(order, th)
+			if withRaw && th%2 == 1 {
+				raws[th] = &rawBuffer{}
+			}
 		}
 		k := kinds[int(g.byte())%len(kinds)]
 		t := g.time(times[th])
@@ -87,6 +106,12 @@ func FromBytes(w io.Writer, data []byte) error {
 		s := k.Spec()
 		for i, a := range s.Args {
 			args[i] = g.arg(a.Type, t)
+		}
+		if r := raws[th]; r != nil {
+			if err := r.add(k, t, args[:len(s.Args)]); err != nil {
+				return err
+			}
+			continue
 		}
 		err := b.Add(k, t, args[:len(s.Args)]...)
 		if errors.Is(err, trace.ErrBatchFull) {
@@ -105,6 +130,33 @@ func FromBytes(w io.Writer, data []byte) error {
 		return nil // cut: no final stats, as a killed process leaves it
 	}
 	return tw.Close()
+}
+
+// rawBuffer is a thread's raw records, as the runtime's buffer holds them,
+// until they are written as one raw events chunk.
+type rawBuffer struct {
+	enc    trace.RawEncoder
+	data   []byte
+	counts [64]uint32
+	end    int64
+}
+
+func (r *rawBuffer) add(k trace.Kind, t int64, args []uint64) error {
+	var err error
+	r.data, err = r.enc.Append(r.data, k, uint64(t), args...)
+	r.counts[k]++
+	r.end = max(r.end, t)
+	return err
+}
+
+func (r *rawBuffer) write(tw *trace.Writer, th uint32, tickArgs *[64]uint8) error {
+	b := tw.Batch(th)
+	if err := b.SetRaw(r.data, tickArgs, &r.counts, r.end); err != nil {
+		return err
+	}
+	err := tw.WriteBatch(b)
+	*r = rawBuffer{data: r.data[:0]}
+	return err
 }
 
 type fuzzGen struct {
