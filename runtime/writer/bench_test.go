@@ -31,16 +31,22 @@ func benchSpans(threads, perThread int, ticks0 uint64) ([]Span, int) {
 		// varint of the same value), so that advance can make it later in
 		// place.
 		buf := make([]byte, 0, bufBytes)
+		counts := new([64]uint32)
+		var last uint64
 		flush := func() {
-			spans = append(spans, Span{Data: padFirst(buf), Thread: uint32(th), Slot: uint32(len(spans)), Full: true})
+			spans = append(spans, Span{Data: padFirst(buf), Thread: uint32(th), Slot: uint32(len(spans)), Full: true,
+				Counts: counts, LastTicks: last})
 			buf = make([]byte, 0, bufBytes)
 			enc = trace.RawEncoder{}
+			counts = new([64]uint32)
 		}
 		add := func(k trace.Kind, args ...uint64) {
 			if len(buf)+64 > bufBytes {
 				flush()
 			}
 			buf, _ = enc.Append(buf, k, ticks, args...)
+			counts[k]++
+			last = ticks
 			ticks += 14 + uint64(rng.Intn(5))
 		}
 		for i := 0; i < perThread; i++ {
@@ -89,6 +95,7 @@ func (h *benchHost) advance(d uint64) {
 	h.next = 0
 	for i, s := range h.spans {
 		h.spans[i].Data = shiftFirst(s.Data, d)
+		h.spans[i].LastTicks += d
 	}
 }
 
@@ -130,14 +137,23 @@ func (h *benchHost) Release(Span) {}
 
 // BenchmarkCycle is the writer's cost per event at the default settings
 // (compression fastest), on one encoder so that ns/event is CPU per event:
-// decode, delta-encode, compress and write one cycle of full buffers.
-func BenchmarkCycle(b *testing.B) { benchCycle(b, 1) }
+// one cycle of whole buffers (compressed as they are: raw events chunks).
+func BenchmarkCycle(b *testing.B) { benchCycle(b, 1, true) }
 
-// BenchmarkCycle2 is the same with the runtime's two encoders (wall time).
-func BenchmarkCycle2(b *testing.B) { benchCycle(b, 2) }
+// BenchmarkCycleSpans is the same for spans that are not whole buffers
+// (those of a flush): decoded, delta-encoded, compressed and written.
+func BenchmarkCycleSpans(b *testing.B) { benchCycle(b, 1, false) }
 
-func benchCycle(b *testing.B, encoders int) {
+// BenchmarkCycleSpans2 is that with the runtime's two encoders (wall time).
+func BenchmarkCycleSpans2(b *testing.B) { benchCycle(b, 2, false) }
+
+func benchCycle(b *testing.B, encoders int, whole bool) {
 	spans, events := benchSpans(2, 200_000, 0)
+	if !whole {
+		for i := range spans {
+			spans[i].Counts = nil
+		}
+	}
 	h := &benchHost{spans: spans}
 	h.windows = map[int]bool{}
 	tw, err := trace.NewWriter(io.Discard, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1},
