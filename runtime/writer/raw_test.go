@@ -178,3 +178,75 @@ func TestLoopContinuesABuffer(t *testing.T) {
 		}
 	}
 }
+
+// The same buffers written whole (raw events chunks, converted by the
+// reader through the clock chunks) and as spans (converted by the writer)
+// read back as exactly the same events; and whole buffers interleaved with
+// spans of the same threads (the reader's time floor after a raw chunk is
+// the writer's) read back as those too. Three cycles with a sync point
+// each, so that buffers cross clock segments.
+func TestLoopWholeBuffersReadAsSpans(t *testing.T) {
+	spans, events := benchSpans(3, 30_000, 0)
+	read := func(mode string) []trace.Event {
+		h := &benchHost{}
+		h.windows = map[int]bool{}
+		for i, s := range spans {
+			s.Data = slices.Clone(s.Data)
+			switch {
+			case mode == "spans", mode == "mixed" && i%2 == 1:
+				s.Counts = nil
+			}
+			h.spans = append(h.spans, s)
+		}
+		var buf bytes.Buffer
+		tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.Nop(), Encoders: 2})
+		for range 3 {
+			h.advance(1 << 28)
+			l.cycle(false, false)
+		}
+		l.stopEncoders()
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []trace.Event
+		for {
+			e, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", mode, err)
+			}
+			evs = append(evs, e)
+		}
+		wantRaw := map[string]int{"whole": 3 * len(spans), "spans": 0, "mixed": 3 * (len(spans) + 1) / 2}[mode]
+		if r.RawChunks() != wantRaw || r.Stats().TotalEvents() != uint64(3*events) || r.Stats().Clamped != 0 {
+			t.Fatalf("%s: %d raw chunks, %d events counted, %d clamped; want %d, %d, 0", mode, r.RawChunks(),
+				r.Stats().TotalEvents(), r.Stats().Clamped, wantRaw, 3*events)
+		}
+		return evs
+	}
+	want := read("spans")
+	if len(want) != 3*events {
+		t.Fatalf("%d events read, want %d", len(want), 3*events)
+	}
+	for _, mode := range []string{"whole", "mixed"} {
+		got := read(mode)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d events, want %d", mode, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: event %d = %+v, want %+v", mode, i, got[i], want[i])
+			}
+		}
+	}
+}
