@@ -15,12 +15,14 @@ import (
 //     buffer's, from its first byte, not a batch's: the previous event, the
 //     previous correlation id and the previous event of each kind in the
 //     buffer (all zero before the first);
-//   - times are the producer's ticks: delta is a varint (zig-zag) of the
-//     ticks since the buffer's previous event (since 0 for its first), and
-//     an ArgTime argument is a uvarint of the value as the producer has it
-//     (ticks, or ns where FlatClock.TickArgs says so).
+//   - times are the producer's ticks: delta is a uvarint of the ticks
+//     since the buffer's previous event (since 0 for its first; a thread
+//     raises a time earlier than its previous event's to it, so that deltas
+//     are never negative and under 128 ticks take one byte), and an ArgTime
+//     argument is a uvarint of the value as the producer has it (ticks, or
+//     ns where FlatClock.TickArgs says so).
 //
-// So a record is: head (1 byte: kind | S | C), delta (varint), then the
+// So a record is: head (1 byte: kind | S | C), delta (uvarint), then the
 // kind's arguments: ArgCorr absent when C, else varint(value - prev);
 // ArgTime uvarint; ArgInt varint and every other type uvarint, both absent
 // when S. The writer reads a buffer's records in order, possibly in several
@@ -41,9 +43,10 @@ func (s *RawState) Reset() { *s = RawState{} }
 // use it to make a thread's buffer.
 type RawEncoder struct{ st RawState }
 
-// Append appends the record of kind k at ticks with the kind's arguments
-// in kinds.go order (time arguments as the producer has them); it returns
-// an error for a kind that is not timed or a wrong argument count.
+// Append appends the record of kind k at ticks (raised to the previous
+// record's, as the runtime does) with the kind's arguments in kinds.go
+// order (time arguments as the producer has them); it returns an error for
+// a kind that is not timed or a wrong argument count.
 func (e *RawEncoder) Append(dst []byte, k Kind, ticks uint64, args ...uint64) ([]byte, error) {
 	if k > maxEventKind || compiledTab[k].flatN < 0 || len(args) != int(compiledTab[k].n) {
 		return dst, fmt.Errorf("trace: RawEncoder.Append: %v with %d arguments is not a timed kind and its arguments", k, len(args))
@@ -61,7 +64,8 @@ func (e *RawEncoder) Append(dst []byte, k Kind, ticks uint64, args ...uint64) ([
 	}
 	at := len(dst)
 	dst = append(dst, 0)
-	dst = appendUvarint(dst, zigzag(int64(ticks-st.ticks)))
+	ticks = max(ticks, st.ticks) // as the runtime's threads do
+	dst = appendUvarint(dst, ticks-st.ticks)
 	st.ticks = ticks
 	for j, v := range args {
 		switch ki.types[j] {
@@ -189,7 +193,7 @@ records:
 				}
 			}
 		}
-		tk := ticks + uint64(unzigzag(dz))
+		tk := ticks + dz
 		t, ok := fast.Nanos(tk)
 		if !ok {
 			break
@@ -255,7 +259,7 @@ func decodeRaw(tab *kindTab, data []byte, st *RawState, dst []byte) (rec []byte,
 	if !ok {
 		return dst, 0, errors.New("the time delta is cut short")
 	}
-	ticks := st.ticks + uint64(unzigzag(dz))
+	ticks := st.ticks + dz
 	var args [MaxArgs]uint64
 	corr := st.corr
 	for j := range int(ki.n) {

@@ -168,12 +168,11 @@ func TestAddRawCopies(t *testing.T) {
 	if n, err := b.AddRaw(r.data, &st, &c.fc); n != len(r.data) || err != nil {
 		t.Fatalf("AddRaw = %d, %v; want %d, nil", n, err, len(r.data))
 	}
-	// Raw: head and a 1-byte delta (40 or 50 ticks zig-zagged) per event,
-	// a 1-byte correlation delta per begin; the first begin has a 2-byte
-	// delta (100 ticks), a 6-byte correlation id and its 3 other arguments.
-	// In the batch the deltas are 8 and 10 ns, and the first is 0: one byte
-	// less, and the rest the same.
-	if len(r.data) != 20000*2+9999+(1+6+3) || b.Size() != len(r.data)-1 {
+	// Raw: head and a 1-byte delta (20 or 25 ticks; the first 100) per
+	// event, a 1-byte correlation delta per begin; the first begin has a
+	// 6-byte correlation id and its 3 other arguments. In the batch the
+	// deltas are 8 and 10 ns, and the first is 0: the same size.
+	if len(r.data) != 20000*2+9999+(6+3) || b.Size() != len(r.data) {
 		t.Fatalf("%d raw bytes, %d in the batch", len(r.data), b.Size())
 	}
 }

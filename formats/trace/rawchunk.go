@@ -106,7 +106,7 @@ func appendS2Joined(dst, scratch, prefix, rest []byte) (out, scratchOut []byte) 
 
 // s2Piece is the most bytes of a raw chunk's records S2 compresses at once
 // (appendS2Joined): its matches reach no further back than this.
-const s2Piece = 256 << 10
+const s2Piece = 64 << 10
 
 // encodeRawChunk appends b's raw events chunk to dst (FORMAT.md §3, §5a).
 func (w *Writer) encodeRawChunk(dst []byte, b *Batch) ([]byte, error) {
@@ -193,7 +193,7 @@ func (r *Reader) decodeRawEvent(e *Event) error {
 	if !ok {
 		return fmt.Errorf("record %d (%v) at body byte %d: time delta: %w", idx, k, at, errVarint)
 	}
-	ticks := r.rawc.ticks + uint64(unzigzag(dz))
+	ticks := r.rawc.ticks + dz
 	clock := r.rawc.clock
 	e.Kind, e.Thread = k, r.thread
 	e.Time = max(clock.Nanos(ticks), r.time)

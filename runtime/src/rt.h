@@ -354,16 +354,16 @@ static OT_INLINE uint8_t *ot_encode(ot_enc *e, uint8_t *p, unsigned kind, const 
                                     uint64_t ticks) {
   const ot_kind_codec_t *c = &ot_kind_codec[kind];
   unsigned n = c->nargs, head = kind, differ = 0;
-  /* The delta below 2^14 (a few microseconds) without a branch on its
-   * length: deltas near 64 ticks would mispredict every other event. */
   if (OT_UNLIKELY(ticks < e->ticks)) {
-    /* A buffer's times never go back, so that its last record's ticks are
-     * its latest (ot_buf.last_ticks). */
+    /* A buffer's times never go back: its last record's ticks are its
+     * latest (ot_buf.last_ticks), and a delta is never negative. */
     ticks = e->ticks;
     atomic_fetch_add_explicit(&ot_ticks_clamped, 1, memory_order_relaxed);
   }
   e->count[kind]++;
-  uint64_t dz = ot_zigzag((int64_t)(ticks - e->ticks));
+  /* The delta below 2^14 (a few microseconds) without a branch on its
+   * length: deltas near 128 ticks would mispredict every other event. */
+  uint64_t dz = ticks - e->ticks;
   uint8_t *q;
   if (OT_LIKELY(dz < (1u << 14))) {
     unsigned two = dz >= 0x80;

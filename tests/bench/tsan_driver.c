@@ -446,7 +446,7 @@ static int decode_record(slot_state *st, const uint8_t *p, uint64_t len, uint64_
   uint64_t v;
   if (!get_uvarint(p, len, off, &v))
     return 0;
-  st->ticks += (uint64_t)unzigzag(v);
+  st->ticks += v;
   for (unsigned j = 0; j < c->nargs; j++) {
     unsigned bit = 1u << j;
     if (j + 1 == c->corr) {
