@@ -229,14 +229,8 @@ func fillSettings(s *C.ot_settings_t, cfg *config.Config, prog *filters.Program,
 	}
 }
 
-// writerReserve is the part of output.memory kept for the writer when the
-// budget is at least 4 times as large (WRITER_RESERVE in
-// runtime/src/buffers.c): this library's code pages (about 5 MiB
-// resident), the C side's copy of the definitions, and the Go runtime and
-// heap (at a compression level above fastest, with zstd encoders of 1 MiB
-// windows). Smaller budgets go to
-// buffers whole, and the writer comes on top.
-const writerReserve = 12 << 20
+// writerReserve: see abi.WriterReserve.
+const writerReserve = abi.WriterReserve
 
 // goMemoryLimit bounds the Go runtime's memory as it counts it (heap,
 // stacks, metadata, mapped pages not yet touched, so above what is

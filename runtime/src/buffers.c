@@ -88,10 +88,6 @@ void ot_drop(ot_thread *t, unsigned reason) {
     t->drop_since = ot_ticks();
 }
 
-/* Part of the memory budget is kept for the writer (the Go core's code
- * pages, about 5 MiB resident, the Go runtime, the compressors and their
- * batches; runtime/core/start.go writerReserve): the buffers get the rest. */
-#define WRITER_RESERVE (12ull << 20)
 #define MIN_CAP (64u << 10)
 #define MAX_SLOTS (1u << 16)
 
@@ -115,8 +111,8 @@ int ot_pool_init(uint64_t memory_bytes, uint64_t buffer_bytes) {
   if (buffer_bytes < 4096 || buffer_bytes > (1u << 30))
     return -1;
   uint64_t n = memory_bytes / buffer_bytes;
-  if (memory_bytes >= 4 * WRITER_RESERVE)
-    n = (memory_bytes - WRITER_RESERVE) / buffer_bytes;
+  if (memory_bytes >= 4 * OT_WRITER_RESERVE)
+    n = (memory_bytes - OT_WRITER_RESERVE) / buffer_bytes;
   if (n < 2)
     n = 2;
   budget = n * buffer_bytes;

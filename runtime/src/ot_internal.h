@@ -179,6 +179,10 @@ enum {
 #define OT_RAW_S 0x40u
 #define OT_RAW_C 0x80u
 
+/* The part of output.memory kept for the writer (ot_pool_init):
+ * abi.WriterReserve. */
+#define OT_WRITER_RESERVE 13631488ull
+
 /* The event kinds of each domain, a bit per kind: the initializer of
  * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */
 #define OT_DOMAIN_KINDS                                                   \

@@ -263,6 +263,8 @@ func writeInternalTables(t *tables, b *bytes.Buffer) {
 		" * trace.MaxEventBytes, trace.HeadS and trace.HeadC. */\n"+
 		"#define OT_RAW_MAX %du\n#define OT_RAW_S 0x%02xu\n#define OT_RAW_C 0x%02xu\n",
 		trace.MaxEventBytes, trace.HeadS, trace.HeadC)
+	fmt.Fprintf(b, "\n/* The part of output.memory kept for the writer (ot_pool_init):\n"+
+		" * abi.WriterReserve. */\n#define OT_WRITER_RESERVE %dull\n", abi.WriterReserve)
 
 	b.WriteString("\n/* The event kinds of each domain, a bit per kind: the initializer of\n" +
 		" * control.c's domain_kinds[OCCA_TOOLS_DOMAIN_COUNT]. */\n")
