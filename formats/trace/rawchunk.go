@@ -11,8 +11,8 @@ import (
 
 // A raw events chunk (FORMAT.md §5a) holds one whole buffer of a runtime
 // thread's raw records as the thread wrote them: the writer compresses the
-// buffer and does nothing per event, and a reader converts the records
-// (Batch.AddRaw, the writer's path for other spans) when it reads them.
+// buffer and does nothing per event, and a reader converts the ticks as it
+// decodes the records (decodeRawEvent).
 //
 // Body: thread uvarint; n uvarint, then n × (kind byte, mask byte), the
 // ArgTime arguments in ticks (FlatClock.TickArgs); then the records, from a
@@ -29,7 +29,7 @@ const MaxRawRecords = maxBatchRaw
 // records hold: counts[k] events of kind k, and end, the time of the latest
 // of them (after conversion), which becomes the floor for the thread's next
 // batch. b keeps records, not a copy: they must stay unchanged until b is
-// encoded. Only an S2 Writer (LevelFastest) encodes a raw batch.
+// written, by Writer.WriteBatch of an S2 Writer (LevelFastest; TakesRaw).
 func (b *Batch) SetRaw(records []byte, tickArgs *[maxEventKind + 1]uint8, counts *[maxEventKind + 1]uint32, end int64) error {
 	switch {
 	case b.n != 0 || b.rawRecords != nil || b.encoded:

@@ -10,19 +10,27 @@ import (
 
 // TestAppendS2Joined: the block of a literal prefix and rest's elements
 // decodes, with S2's own decoder, to exactly prefix then rest, for every
-// length class of the literal's tag and for rest compressible or not.
+// length class of the literal's tag and for rest compressible, random or
+// a run of one byte (each piece then starts with a match at distance 1,
+// which S2 may only code as a repeat after a copy of the same piece: the
+// decoder's repeat distance carries from the piece before).
 func TestAppendS2Joined(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, np := range []int{0, 1, 59, 60, 61, 255, 256, 257, 300} {
-		for _, nr := range []int{0, 1, 17, 4096, s2Piece - 1, s2Piece, 600_000} {
-			for _, random := range []bool{false, true} {
+		for _, nr := range []int{0, 1, 17, 4096, s2Piece - 1, s2Piece, s2Piece + 5, 600_000} {
+			for _, fill := range []string{"pattern", "random", "run"} {
 				prefix, rest := make([]byte, np), make([]byte, nr)
 				rng.Read(prefix)
-				if random {
+				switch fill {
+				case "random":
 					rng.Read(rest)
-				} else {
+				case "pattern":
 					for i := range rest {
 						rest[i] = byte(i % 7 * (i % 3))
+					}
+				case "run":
+					for i := range rest {
+						rest[i] = 0x5a
 					}
 				}
 				block, _ := appendS2Joined([]byte("kept"), nil, prefix, rest)
@@ -31,10 +39,10 @@ func TestAppendS2Joined(t *testing.T) {
 				}
 				got, err := s2.Decode(nil, block[4:])
 				if err != nil {
-					t.Fatalf("prefix %d, rest %d (random %v): %v", np, nr, random, err)
+					t.Fatalf("prefix %d, rest %d (%s): %v", np, nr, fill, err)
 				}
 				if !bytes.Equal(got, append(prefix, rest...)) {
-					t.Fatalf("prefix %d, rest %d (random %v): decodes to other bytes", np, nr, random)
+					t.Fatalf("prefix %d, rest %d (%s): decodes to other bytes", np, nr, fill)
 				}
 			}
 		}

@@ -300,8 +300,7 @@ func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
 	for _, s := range l.spans {
-		if s.Counts != nil && l.tw.TakesRaw() && len(s.Data) <= trace.MaxRawRecords {
-			l.writeWhole(s)
+		if s.Counts != nil && l.tw.TakesRaw() && len(s.Data) <= trace.MaxRawRecords && l.writeWhole(s) {
 			continue
 		}
 		bs := l.bufferOf(s)
@@ -334,8 +333,10 @@ func (l *Loop) writeSpans() {
 }
 
 // writeWhole writes a whole buffer that its thread handed over as a raw
-// events chunk: compressed as it is, with nothing done per event.
-func (l *Loop) writeWhole(s Span) {
+// events chunk: compressed as it is, with nothing done per event. It
+// returns false, having written nothing, when the thread's counts cannot
+// be its records' (a runtime bug): the caller copies them instead.
+func (l *Loop) writeWhole(s Span) bool {
 	// Readers convert a raw chunk's ticks through the sync points written
 	// before it, this cycle's included: then every record lies between two,
 	// and the floor below is what the reader finds.
@@ -346,11 +347,9 @@ func (l *Loop) writeWhole(s Span) {
 	}
 	b := l.batchFor(s.Thread)
 	if err := b.SetRaw(s.Data, &l.flat.TickArgs, s.Counts, l.clock.Nanos(s.LastTicks)); err != nil {
-		// The runtime's counts do not fit its records: an internal error.
-		l.decodeError(s, "a whole buffer cannot be written: it is skipped", err)
+		l.decodeError(s, "a whole buffer's counts cannot be its records': its records are copied instead", err)
 		l.free = append(l.free, b)
-		l.h.Release(s)
-		return
+		return false
 	}
 	l.floor[s.Thread] = b.Last()
 	l.forgetBuffer(s.Slot)
@@ -363,6 +362,7 @@ func (l *Loop) writeWhole(s Span) {
 	l.h.Release(s)
 	l.check(err, uint64(n))
 	l.free = append(l.free, b)
+	return true
 }
 
 // bufState is where the writer stands in a buffer's records.

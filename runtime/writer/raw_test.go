@@ -86,6 +86,48 @@ func TestLoopSkipsMalformedRecord(t *testing.T) {
 	}
 }
 
+// A whole buffer whose counts cannot be its records' (a runtime bug) is
+// copied like any other span: every record is in the trace, and the log
+// says so once.
+func TestLoopCopiesAWholeBufferWithBadCounts(t *testing.T) {
+	h := &fakeHost{windows: map[int]bool{}, ticks: 10_000}
+	data := new(rawBuffer).add(20_000, trace.Marker, 1).add(20_010, trace.Marker, 2).add(20_020, trace.Marker, 3).data
+	var counts [64]uint32
+	counts[trace.Marker] = uint32(len(data)) + 1 // more events than bytes
+	h.full = []Span{{Data: data, Thread: 1, Slot: 0, Full: true, Counts: &counts, LastTicks: 20_020}}
+	var buf, log bytes.Buffer
+	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.New(&log), Start: time.Now()})
+	l.Start()
+	l.Shutdown()
+	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []uint64
+	for {
+		e, err := r.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind == trace.Marker {
+			names = append(names, e.Args[0])
+		}
+	}
+	if !slices.Equal(names, []uint64{1, 2, 3}) || r.RawChunks() != 0 || r.Stats().Events[trace.Marker] != 3 {
+		t.Errorf("markers %v written, %d raw chunks, stats count %d; want [1 2 3], 0, 3", names, r.RawChunks(), r.Stats().Events[trace.Marker])
+	}
+	if n := strings.Count(log.String(), "copied instead"); n != 1 || len(h.released) != 1 {
+		t.Errorf("%d log lines on the counts, %d spans released; want 1 and 1:\n%s", n, len(h.released), log.String())
+	}
+}
+
 func rawDef(k trace.Kind, text string, args ...uint64) []byte {
 	b := make([]byte, 8+8*len(args)+(len(text)+7)&^7)
 	b[0] = byte(k)
