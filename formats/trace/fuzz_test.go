@@ -173,8 +173,10 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	return out
 }
 
-// rawSeed is a trace of a raw events chunk (FORMAT.md §5a) after a clock
-// chunk: records of several kinds, S and C flags, a tick argument.
+// rawSeed is a trace of two raw events chunks (FORMAT.md §5a) after a
+// clock chunk: a buffer's records of several kinds (S and C flags, a tick
+// argument) in two spans, the second starting from the state the first
+// left.
 func rawSeed(tb testing.TB) []byte {
 	var buf bytes.Buffer
 	w, err := trace.NewWriter(&buf, tracetest.Header())
@@ -195,17 +197,24 @@ func rawSeed(tb testing.TB) []byte {
 		add(trace.RunBegin, 2000+100*i, 1+i, 7, 1, 2)
 		add(trace.RunEnd, 2050+100*i, 1+i, 0)
 	}
-	add(trace.Dropped, 2500, 3, trace.DropBufferFull, 2400)
-	add(trace.RegionPush, 2600, 9)
 	var tickArgs [64]uint8
 	tickArgs[trace.Dropped] = 1 << 2
-	b := w.Batch(1)
-	if err := b.SetRaw(data, &tickArgs, &counts, 1000); err != nil {
-		tb.Fatal(err)
+	write := func(start *trace.RawState) {
+		b := w.Batch(1)
+		if err := b.SetRaw(data, &tickArgs, start, &counts, 1000); err != nil {
+			tb.Fatal(err)
+		}
+		if err := w.WriteBatch(b); err != nil {
+			tb.Fatal(err)
+		}
+		data, counts = nil, [64]uint32{}
 	}
-	if err := w.WriteBatch(b); err != nil {
-		tb.Fatal(err)
-	}
+	write(nil)
+	start := enc.State()
+	add(trace.RunBegin, 2450, 5, 7, 1, 2)
+	add(trace.Dropped, 2500, 3, trace.DropBufferFull, 2400)
+	add(trace.RegionPush, 2600, 9)
+	write(&start)
 	w.Close()
 	return buf.Bytes()
 }

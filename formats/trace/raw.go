@@ -36,12 +36,19 @@ type RawState struct {
 	prev  [maxEventKind + 1][MaxArgs]uint64 // arguments covered by S
 }
 
+// Ticks returns the ticks of the last record read: the latest, since a
+// thread's records never go back in time.
+func (s *RawState) Ticks() uint64 { return s.ticks }
+
 // Reset returns s to the start of a buffer.
 func (s *RawState) Reset() { *s = RawState{} }
 
 // RawEncoder writes raw records as the runtime does: tests and fuzzers
 // use it to make a thread's buffer.
 type RawEncoder struct{ st RawState }
+
+// State returns the state the next record is encoded after.
+func (e *RawEncoder) State() RawState { return e.st }
 
 // Append appends the record of kind k at ticks (raised to the previous
 // record's, as the runtime does) with the kind's arguments in kinds.go
@@ -305,4 +312,121 @@ func decodeRaw(tab *kindTab, data []byte, st *RawState, dst []byte) (rec []byte,
 	}
 	dst = appendFlatRecord(dst, k, ticks, args[:ki.n])
 	return dst, p, nil
+}
+
+// ScanRaw moves st past the raw records at the start of data, which
+// continue the buffer whose state st is, and adds them by kind to counts,
+// without turning them into events: what a writer needs to write a span of
+// them as a raw events chunk (Batch.SetRaw) and to know the state the
+// buffer's next span starts from. It returns the bytes consumed: all of
+// data, or those before a malformed record (then an error wrapping ErrRaw
+// that names the record's offset; st is the state after the records
+// before it).
+func ScanRaw(data []byte, st *RawState, counts *[maxEventKind + 1]uint32) (int, error) {
+	tab := compiledTab
+	off := 0
+records:
+	for off < len(data) {
+		h := data[off]
+		k := Kind(h & kindMask)
+		ki := &tab[k]
+		// The common record (what copyRaw copies: no arguments but a
+		// correlation id's delta, if any) in a few instructions; varints of
+		// over 63 bits and cut ones take the path below, which says why.
+		if how := ki.rawCopy[h>>6]; how != rawNo {
+			p := off + 1
+			var dz uint64
+			for s := uint(0); ; s += 7 {
+				if p >= len(data) || s > 56 {
+					goto general
+				}
+				c := data[p]
+				p++
+				dz |= uint64(c&0x7f) << s
+				if c < 0x80 {
+					break
+				}
+			}
+			switch how {
+			case rawCorrNext:
+				st.corr++
+			case rawCorrVar:
+				var cz uint64
+				for s := uint(0); ; s += 7 {
+					if p >= len(data) || s > 56 {
+						goto general
+					}
+					c := data[p]
+					p++
+					cz |= uint64(c&0x7f) << s
+					if c < 0x80 {
+						break
+					}
+				}
+				st.corr += uint64(unzigzag(cz))
+			}
+			st.ticks += dz
+			counts[k]++
+			off = p
+			continue records
+		}
+	general:
+		if ki.flatN < 0 || h&HeadS != 0 && ki.refs == 0 || h&HeadC != 0 && ki.corr < 0 {
+			// decodeRaw says which.
+			_, _, err := decodeRaw(tab, data[off:], st, nil)
+			return off, fmt.Errorf("%w at byte %d: %v", ErrRaw, off, err)
+		}
+		dz, p, ok := uvarint(data, off+1)
+		if !ok {
+			return off, fmt.Errorf("%w at byte %d: the time delta is cut short", ErrRaw, off)
+		}
+		corr := st.corr
+		same := h&HeadS != 0
+		prev := &st.prev[k]
+		var args [MaxArgs]uint64
+		for j := range int(ki.n) {
+			var v uint64
+			switch ki.types[j] {
+			case ArgCorr:
+				if h&HeadC != 0 {
+					if ki.begin {
+						corr++
+					}
+					continue
+				}
+				if v, p, ok = uvarint(data, p); !ok {
+					return off, fmt.Errorf("%w at byte %d: argument %d is cut short", ErrRaw, off, j)
+				}
+				corr += uint64(unzigzag(v))
+				continue
+			case ArgTime:
+				if _, p, ok = uvarint(data, p); !ok {
+					return off, fmt.Errorf("%w at byte %d: argument %d is cut short", ErrRaw, off, j)
+				}
+				continue
+			}
+			if same {
+				continue
+			}
+			if v, p, ok = uvarint(data, p); !ok {
+				return off, fmt.Errorf("%w at byte %d: argument %d is cut short", ErrRaw, off, j)
+			}
+			if ki.types[j] == ArgInt {
+				v = uint64(unzigzag(v))
+			}
+			args[j] = v
+		}
+		if !same {
+			for j := range int(ki.n) {
+				if ki.refs&(1<<j) != 0 {
+					prev[j] = args[j]
+				}
+			}
+		}
+		st.ticks += dz
+		st.corr = corr
+		counts[k]++
+		off = p
+	}
+	return off, nil
 }

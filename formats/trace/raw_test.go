@@ -424,13 +424,33 @@ func TestRawChunk(t *testing.T) {
 		}
 		return r
 	}
+	// writeRaw writes the buffer as two raw chunks, cut at a record in its
+	// middle: the second starts from the state ScanRaw leaves after the
+	// first, as the runtime's writer writes a buffer taken in two spans.
+	// ScanRaw's counts add up to the buffer's.
 	writeRaw := func(r *rawChunkBuffer) {
-		b := w.Batch(3)
-		if err := b.SetRaw(r.data, &tickArgs, &r.counts, ref.Nanos(r.last)); err != nil {
-			t.Fatal(err)
+		cut := r.ends[len(r.ends)/2]
+		var st trace.RawState
+		var total [64]uint32
+		for _, span := range [][]byte{r.data[:cut], r.data[cut:]} {
+			start := st
+			var counts [64]uint32
+			if n, err := trace.ScanRaw(span, &st, &counts); n != len(span) || err != nil {
+				t.Fatalf("ScanRaw = %d, %v; want %d, nil", n, err, len(span))
+			}
+			b := w.Batch(3)
+			if err := b.SetRaw(span, &tickArgs, &start, &counts, ref.Nanos(st.Ticks())); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.WriteBatch(b); err != nil {
+				t.Fatal(err)
+			}
+			for k, c := range counts {
+				total[k] += c
+			}
 		}
-		if err := w.WriteBatch(b); err != nil {
-			t.Fatal(err)
+		if total != r.counts {
+			t.Fatalf("ScanRaw counted %v, the buffer holds %v", total, r.counts)
 		}
 	}
 	writeRaw(generated(1, 2000, 5000))
@@ -472,7 +492,58 @@ func TestRawChunk(t *testing.T) {
 	if got := rd.Stats().Events[:64]; !reflect.DeepEqual(got, wantCounts[:]) {
 		t.Errorf("stats count %v events by kind, want %v", got, wantCounts)
 	}
-	if rd.Chunks() != 6 || rd.RawChunks() != 3 { // clock, 3 raw, 1 events, stats
-		t.Errorf("%d chunks read intact, %d of them raw; want 6 and 3", rd.Chunks(), rd.RawChunks())
+	if rd.Chunks() != 9 || rd.RawChunks() != 6 { // clock, 3 × 2 raw, 1 events, stats
+		t.Errorf("%d chunks read intact, %d of them raw; want 9 and 6", rd.Chunks(), rd.RawChunks())
 	}
+}
+
+// FuzzScanRaw: ScanRaw over any bytes, in two spans cut anywhere, consumes
+// exactly the records that decoding one at a time accepts (up to the
+// first malformed one), counts them by kind, and leaves the same state.
+func FuzzScanRaw(f *testing.F) {
+	var r rawBuffer
+	r.add(f, trace.RunBegin, 100, 1<<40|3, 7, 1, 2)
+	r.add(f, trace.RunEnd, 120, 1<<40|3, 0)
+	r.add(f, trace.Dropped, 130, 5, 1, 90)
+	r.add(f, trace.RunBegin, 160, 1<<40|5, 7, 1, 2)
+	r.add(f, trace.RunEnd, 170, 1<<40|5, 0)
+	r.add(f, trace.RunBegin, 190, 1<<40|9, 7, 1, 2)
+	r.add(f, trace.Marker, 3<<30, 9)
+	f.Add(r.data, uint16(3))
+	f.Add([]byte{byte(trace.Marker), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1}, uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		at := min(int(cut), len(data))
+		var want trace.RawState
+		var wantCounts [64]uint32
+		wantN := 0
+		for off, end := 0, at; off < len(data); {
+			if off == end {
+				end = len(data)
+			}
+			k, _, _, size, err := trace.DecodeRawRecord(data[off:end], &want)
+			if err != nil {
+				break
+			}
+			wantCounts[k]++
+			off += size
+			wantN = off
+		}
+		var st trace.RawState
+		var counts [64]uint32
+		got := 0
+		for _, span := range [][]byte{data[:at], data[at:]} {
+			n, err := trace.ScanRaw(span, &st, &counts)
+			got += n
+			if err != nil {
+				if !errors.Is(err, trace.ErrRaw) {
+					t.Fatalf("error %v does not wrap ErrRaw", err)
+				}
+				break
+			}
+		}
+		if got != wantN || counts != wantCounts || !reflect.DeepEqual(st, want) {
+			t.Fatalf("ScanRaw consumed %d bytes, counted %v; decoding one at a time %d, %v; states equal %v",
+				got, counts, wantN, wantCounts, reflect.DeepEqual(st, want))
+		}
+	})
 }

@@ -9,28 +9,32 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// A raw events chunk (FORMAT.md §5a) holds one whole buffer of a runtime
-// thread's raw records as the thread wrote them: the writer compresses the
-// buffer and does nothing per event, and a reader converts the ticks as it
-// decodes the records (decodeRawEvent).
+// A raw events chunk (FORMAT.md §5a) holds a span of a runtime thread's raw
+// records as the thread wrote them: the writer compresses them and does
+// nothing per event (a whole buffer), or only follows their state
+// (ScanRaw), and a reader converts the ticks as it decodes the records
+// (decodeRawEvent).
 //
 // Body: thread uvarint; n uvarint, then n × (kind byte, mask byte), the
-// ArgTime arguments in ticks (FlatClock.TickArgs); then the records, from a
-// zero RawState, to the end of the body.
+// ArgTime arguments in ticks (FlatClock.TickArgs); the RawState the records
+// start from (ticks uvarint, corr uvarint, m uvarint, then m × (kind byte,
+// mask byte, a uvarint per bit of the mask: the kind's previous arguments
+// that are not 0); then the records to the end of the body.
 
 // MaxRawRecords is the most bytes of raw records a raw events chunk holds:
 // a Batch in raw mode takes at most this many, so that its chunk stays
 // within MaxPayload whatever the records.
 const MaxRawRecords = maxBatchRaw
 
-// SetRaw makes b, empty, the raw events chunk of one whole buffer of
-// thread's records (records from a zero RawState; ArgTime arguments of kind
-// k in ticks where bit j of tickArgs[k] is set). The caller says what the
-// records hold: counts[k] events of kind k, and end, the time of the latest
-// of them (after conversion), which becomes the floor for the thread's next
-// batch. b keeps records, not a copy: they must stay unchanged until b is
-// written, by Writer.WriteBatch of an S2 Writer (LevelFastest; TakesRaw).
-func (b *Batch) SetRaw(records []byte, tickArgs *[maxEventKind + 1]uint8, counts *[maxEventKind + 1]uint32, end int64) error {
+// SetRaw makes b, empty, the raw events chunk of a span of thread's records
+// that starts from st (nil: a buffer's first records), with ArgTime
+// arguments of kind k in ticks where bit j of tickArgs[k] is set. The
+// caller says what the records hold: counts[k] events of kind k, and end,
+// the time of the latest of them (after conversion), which becomes the
+// floor for the thread's next batch. b keeps records, not a copy: they must
+// stay unchanged until b is written, by Writer.WriteBatch of an S2 Writer
+// (LevelFastest; TakesRaw).
+func (b *Batch) SetRaw(records []byte, tickArgs *[maxEventKind + 1]uint8, st *RawState, counts *[maxEventKind + 1]uint32, end int64) error {
 	switch {
 	case b.n != 0 || b.rawRecords != nil || b.encoded:
 		return errors.New("trace: Batch.SetRaw: the batch is not empty")
@@ -58,6 +62,7 @@ func (b *Batch) SetRaw(records []byte, tickArgs *[maxEventKind + 1]uint8, counts
 			p = append(p, byte(k), m)
 		}
 	}
+	p = appendRawState(p, st)
 	b.raw = p
 	b.rawRecords = records
 	b.counts = *counts
@@ -65,6 +70,41 @@ func (b *Batch) SetRaw(records []byte, tickArgs *[maxEventKind + 1]uint8, counts
 	b.base = b.last
 	b.last = max(b.last, end)
 	return nil
+}
+
+// appendRawState appends st as a raw events chunk's prefix holds it: the
+// arguments the S flag covers that are not 0, by kind.
+func appendRawState(p []byte, st *RawState) []byte {
+	if st == nil {
+		return append(p, 0, 0, 0)
+	}
+	p = appendUvarint(p, st.ticks)
+	p = appendUvarint(p, st.corr)
+	var masks [maxEventKind + 1]uint8
+	kinds := 0
+	for k := range st.prev {
+		for j, v := range st.prev[k] {
+			if v != 0 {
+				masks[k] |= 1 << j
+			}
+		}
+		if masks[k] != 0 {
+			kinds++
+		}
+	}
+	p = appendUvarint(p, uint64(kinds))
+	for k, m := range masks {
+		if m == 0 {
+			continue
+		}
+		p = append(p, byte(k), m)
+		for j, v := range st.prev[k] {
+			if m&(1<<j) != 0 {
+				p = appendUvarint(p, v)
+			}
+		}
+	}
+	return p
 }
 
 // TakesRaw says whether the Writer writes raw batches (Batch.SetRaw): at
@@ -160,11 +200,36 @@ func (r *Reader) openRaw() error {
 		rc.tickArgs[k] = m
 		i += 2
 	}
+	// The state the records start from.
+	r.prev = [maxEventKind + 1][MaxArgs]uint64{}
+	ticks, i, ok1 := uvarint(raw, i)
+	corr, i, ok2 := uvarint(raw, i)
+	m, i, ok3 := uvarint(raw, i)
+	if !ok1 || !ok2 || !ok3 || m > maxEventKind+1 || m > uint64(len(raw)-i)/2 {
+		return errors.New("raw events chunk: bad varint or count in its starting state")
+	}
+	for range m {
+		k, mask := raw[i], raw[i+1]
+		if k > maxEventKind || r.kinds[k].flatN < 0 || uint16(mask)&^r.kinds[k].refs != 0 {
+			return fmt.Errorf("raw events chunk: starting state for kind %d with mask %#02x, which are not a timed kind of the file and arguments the S flag covers", k, mask)
+		}
+		i += 2
+		for j := range MaxArgs {
+			if mask&(1<<j) == 0 {
+				continue
+			}
+			var v uint64
+			var ok bool
+			if v, i, ok = uvarint(raw, i); !ok {
+				return fmt.Errorf("raw events chunk: bad varint in the starting state of kind %d", k)
+			}
+			r.prev[k][j] = v
+		}
+	}
 	// The thread's events stay in time order: the chunk's start at its end
 	// so far, earlier times raised to the time before (FORMAT.md §5a).
-	r.thread, r.time, r.corr = uint32(th), max(r.threadEnd[uint32(th)], 0), 0
-	r.prev = [maxEventKind + 1][MaxArgs]uint64{}
-	rc.ticks = 0
+	r.thread, r.time, r.corr = uint32(th), max(r.threadEnd[uint32(th)], 0), corr
+	rc.ticks = ticks
 	r.p, r.total, r.typ = i, 0, chunkRaw
 	r.left = 0
 	if i < len(raw) {

@@ -300,8 +300,10 @@ func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
 	for _, s := range l.spans {
-		if s.Counts != nil && l.tw.TakesRaw() && len(s.Data) <= trace.MaxRawRecords && l.writeWhole(s) {
-			continue
+		if l.tw.TakesRaw() && len(s.Data) <= trace.MaxRawRecords {
+			if s.Counts != nil && l.writeWhole(s) || s.Counts == nil && l.writeScanned(s) {
+				continue
+			}
 		}
 		bs := l.bufferOf(s)
 		b := l.batchFor(s.Thread)
@@ -337,22 +339,61 @@ func (l *Loop) writeSpans() {
 // returns false, having written nothing, when the thread's counts cannot
 // be its records' (a runtime bug): the caller copies them instead.
 func (l *Loop) writeWhole(s Span) bool {
+	b := l.batchFor(s.Thread)
+	if err := b.SetRaw(s.Data, &l.flat.TickArgs, nil, s.Counts, l.clock.Nanos(s.LastTicks)); err != nil {
+		l.decodeError(s, "a whole buffer's counts cannot be its records': its records are copied instead", err)
+		l.free = append(l.free, b)
+		return false
+	}
+	l.forgetBuffer(s.Slot)
+	l.writeRaw(s, b)
+	return true
+}
+
+// writeScanned writes any other span as a raw events chunk that starts
+// from the state its buffer's records before it left: the writer only
+// follows that state and counts the records (trace.ScanRaw), which costs
+// about half of copying them. It returns false, having written nothing,
+// when the span does not continue what was read of its buffer or holds a
+// malformed record: the caller's copying path then says so and skips what
+// it cannot decode.
+func (l *Loop) writeScanned(s Span) bool {
+	bs := l.buffers[s.Slot]
+	if s.Offset != 0 && (bs == nil || bs.next != s.Offset) {
+		return false
+	}
+	bs = l.bufferOf(s)
+	start := bs.st
+	var counts [64]uint32
+	if n, err := trace.ScanRaw(s.Data, &bs.st, &counts); n != len(s.Data) || err != nil {
+		bs.st = start
+		return false
+	}
+	b := l.batchFor(s.Thread)
+	if err := b.SetRaw(s.Data, &l.flat.TickArgs, &start, &counts, l.clock.Nanos(bs.st.Ticks())); err != nil {
+		bs.st = start // unreachable: ScanRaw counted the records
+		l.free = append(l.free, b)
+		return false
+	}
+	bs.next += uint32(len(s.Data))
+	if s.Full {
+		l.forgetBuffer(s.Slot)
+	}
+	l.writeRaw(s, b)
+	return true
+}
+
+// writeRaw writes the raw batch b of span s, and releases s.
+func (l *Loop) writeRaw(s Span, b *trace.Batch) {
 	// Readers convert a raw chunk's ticks through the sync points written
 	// before it, this cycle's included: then every record lies between two,
-	// and the floor below is what the reader finds.
+	// and the thread's floor is what the reader finds.
 	if len(l.clockNew) > 0 {
 		if err := l.tw.WriteClock(l.clockNew); err == nil {
 			l.clockNew = l.clockNew[:0]
 		}
 	}
-	b := l.batchFor(s.Thread)
-	if err := b.SetRaw(s.Data, &l.flat.TickArgs, s.Counts, l.clock.Nanos(s.LastTicks)); err != nil {
-		l.decodeError(s, "a whole buffer's counts cannot be its records': its records are copied instead", err)
-		l.free = append(l.free, b)
-		return false
-	}
 	l.floor[s.Thread] = b.Last()
-	l.forgetBuffer(s.Slot)
 	// Written at once, after the batches in flight (file order), into the
 	// trace writer's one chunk buffer: it is as fast as the encoders and
 	// keeps no chunk of a buffer's size per batch.
@@ -362,7 +403,6 @@ func (l *Loop) writeWhole(s Span) bool {
 	l.h.Release(s)
 	l.check(err, uint64(n))
 	l.free = append(l.free, b)
-	return true
 }
 
 // bufState is where the writer stands in a buffer's records.

@@ -311,8 +311,10 @@ func TestLoopStreamsABacklog(t *testing.T) {
 			h.full = append(h.full, Span{Data: data, Thread: 1, Slot: uint32(i), Full: true})
 		}
 		out := &chunkLog{h: h}
+		// At a zstd level: spans are copied into batches, which the
+		// encoders compress (at fastest they are written raw, at once).
 		tw, err := trace.NewWriter(out, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1},
-			trace.WithConcurrency(encoders))
+			trace.WithConcurrency(encoders), trace.WithLevel(trace.LevelDefault))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -221,13 +221,15 @@ func TestLoopContinuesABuffer(t *testing.T) {
 	}
 }
 
-// The same buffers written whole (raw events chunks, converted by the
-// reader through the clock chunks) and as spans (converted by the writer)
-// read back as exactly the same events; and whole buffers interleaved with
-// spans of the same threads (the reader's time floor after a raw chunk is
-// the writer's) read back as those too. Three cycles with a sync point
-// each, so that buffers cross clock segments.
-func TestLoopWholeBuffersReadAsSpans(t *testing.T) {
+// The same buffers read back as exactly the same events however the
+// writer writes them: copied into events chunks (at a zstd level, where the
+// writer converts the ticks), as whole buffers (raw events chunks, which
+// the reader converts through the clock chunks), scanned (raw chunks the
+// writer counts itself), each taken in two spans (the second a raw chunk
+// that starts from the state the first left), or whole and scanned in
+// turn (the reader's time floor after a raw chunk is the writer's). Three
+// cycles with a sync point each, so that buffers cross clock segments.
+func TestLoopWritesSpansAlike(t *testing.T) {
 	spans, events := benchSpans(3, 30_000, 0)
 	read := func(mode string) []trace.Event {
 		h := &benchHost{}
@@ -235,13 +237,23 @@ func TestLoopWholeBuffersReadAsSpans(t *testing.T) {
 		for i, s := range spans {
 			s.Data = slices.Clone(s.Data)
 			switch {
-			case mode == "spans", mode == "mixed" && i%2 == 1:
+			case mode == "scanned", mode == "mixed" && i%2 == 1:
 				s.Counts = nil
+			case mode == "split":
+				var st trace.RawState
+				var counts [64]uint32
+				cut, _ := trace.ScanRaw(s.Data[:len(s.Data)/2], &st, &counts) // the last whole record
+				h.spans = append(h.spans, Span{Data: s.Data[:cut], Thread: s.Thread, Slot: s.Slot})
+				s = Span{Data: s.Data[cut:], Offset: uint32(cut), Thread: s.Thread, Slot: s.Slot, Full: true}
 			}
 			h.spans = append(h.spans, s)
 		}
+		level := trace.LevelFastest
+		if mode == "copied" {
+			level = trace.LevelDefault
+		}
 		var buf bytes.Buffer
-		tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+		tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1}, trace.WithLevel(level))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,18 +281,21 @@ func TestLoopWholeBuffersReadAsSpans(t *testing.T) {
 			}
 			evs = append(evs, e)
 		}
-		wantRaw := map[string]int{"whole": 3 * len(spans), "spans": 0, "mixed": 3 * (len(spans) + 1) / 2}[mode]
+		wantRaw := 3 * len(h.spans)
+		if mode == "copied" {
+			wantRaw = 0
+		}
 		if r.RawChunks() != wantRaw || r.Stats().TotalEvents() != uint64(3*events) || r.Stats().Clamped != 0 {
 			t.Fatalf("%s: %d raw chunks, %d events counted, %d clamped; want %d, %d, 0", mode, r.RawChunks(),
 				r.Stats().TotalEvents(), r.Stats().Clamped, wantRaw, 3*events)
 		}
 		return evs
 	}
-	want := read("spans")
+	want := read("copied")
 	if len(want) != 3*events {
 		t.Fatalf("%d events read, want %d", len(want), 3*events)
 	}
-	for _, mode := range []string{"whole", "mixed"} {
+	for _, mode := range []string{"whole", "scanned", "split", "mixed"} {
 		got := read(mode)
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d events, want %d", mode, len(got), len(want))

@@ -133,15 +133,20 @@ func FromBytes(w io.Writer, data []byte) error {
 }
 
 // rawBuffer is a thread's raw records, as the runtime's buffer holds them,
-// until they are written as one raw events chunk.
+// until they are written as one raw events chunk: each chunk continues the
+// thread's records from the state the one before left (start).
 type rawBuffer struct {
 	enc    trace.RawEncoder
+	start  trace.RawState
 	data   []byte
 	counts [64]uint32
 	end    int64
 }
 
 func (r *rawBuffer) add(k trace.Kind, t int64, args []uint64) error {
+	if len(r.data) == 0 {
+		r.start = r.enc.State()
+	}
 	var err error
 	r.data, err = r.enc.Append(r.data, k, uint64(t), args...)
 	r.counts[k]++
@@ -151,11 +156,11 @@ func (r *rawBuffer) add(k trace.Kind, t int64, args []uint64) error {
 
 func (r *rawBuffer) write(tw *trace.Writer, th uint32, tickArgs *[64]uint8) error {
 	b := tw.Batch(th)
-	if err := b.SetRaw(r.data, tickArgs, &r.counts, r.end); err != nil {
+	if err := b.SetRaw(r.data, tickArgs, &r.start, &r.counts, r.end); err != nil {
 		return err
 	}
 	err := tw.WriteBatch(b)
-	*r = rawBuffer{data: r.data[:0]}
+	r.data, r.counts = r.data[:0], [64]uint32{}
 	return err
 }
 
