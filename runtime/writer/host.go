@@ -1,7 +1,9 @@
 // Package writer is the runtime's consumer side: one goroutine that takes the
-// C runtime's filled buffers and definitions, converts ticks to nanoseconds,
-// and writes them as a trace file (formats/trace). It talks to C only through
-// the Host interface, so it is tested in pure Go with a fake host.
+// C runtime's filled buffers and definitions and writes them as a trace file
+// (formats/trace): at the fastest level as the threads encoded them (raw
+// events chunks, whose ticks readers convert), at the others converted to
+// nanoseconds and re-encoded. It talks to C only through the Host interface,
+// so it is tested in pure Go with a fake host.
 package writer
 
 import (
