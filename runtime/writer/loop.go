@@ -290,12 +290,14 @@ func (l *Loop) writeDefs(tryOnly bool) {
 	}
 }
 
-// writeSpans decodes the cycle's spans in order into batches (one thread's
-// batches carry its time floor from one to the next) and streams them: each
-// batch goes to the encoders as soon as it is full or its span ends, and is
-// written, in span order, as soon as it and those before it are compressed.
-// The file thus lags the cycle by at most the batches in flight, never by a
-// whole cycle's compression.
+// writeSpans writes the cycle's spans in order. At the fastest level each
+// is a raw events chunk, compressed and written at once (writeWhole,
+// writeScanned). Otherwise, or where a span cannot be written raw, it is
+// decoded into batches (one thread's batches carry its time floor from one
+// to the next) that are streamed: each goes to the encoders as soon as it
+// is full or its span ends, and is written, in span order, as soon as it
+// and those before it are compressed. The file thus lags the cycle by at
+// most the batches in flight, never by a whole cycle's compression.
 func (l *Loop) writeSpans() {
 	// Every span's records were committed before this point.
 	l.syncNow()
