@@ -61,23 +61,7 @@ func TestLoopSkipsMalformedRecord(t *testing.T) {
 	if len(h.released) != 3 {
 		t.Errorf("released %d spans, want 3", len(h.released))
 	}
-	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []uint64
-	for {
-		e, err := r.ReadEvent()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Kind == trace.Marker {
-			names = append(names, e.Args[0])
-		}
-	}
+	names, _ := readMarkers(t, buf.Bytes())
 	if !slices.Equal(names, []uint64{4, 1}) {
 		t.Errorf("markers %v written, want [4 1]", names)
 	}
@@ -103,7 +87,20 @@ func TestLoopCopiesAWholeBufferWithBadCounts(t *testing.T) {
 	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.New(&log), Start: time.Now()})
 	l.Start()
 	l.Shutdown()
-	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+	names, r := readMarkers(t, buf.Bytes())
+	if !slices.Equal(names, []uint64{1, 2, 3}) || r.RawChunks() != 0 || r.Stats().Events[trace.Marker] != 3 {
+		t.Errorf("markers %v written, %d raw chunks, stats count %d; want [1 2 3], 0, 3", names, r.RawChunks(), r.Stats().Events[trace.Marker])
+	}
+	if n := strings.Count(log.String(), "copied instead"); n != 1 || len(h.released) != 1 {
+		t.Errorf("%d log lines on the counts, %d spans released; want 1 and 1:\n%s", n, len(h.released), log.String())
+	}
+}
+
+// readMarkers reads a trace and returns the string ids of its markers, in
+// order, and the reader at its end.
+func readMarkers(t *testing.T, data []byte) ([]uint64, *trace.Reader) {
+	t.Helper()
+	r, err := trace.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +108,7 @@ func TestLoopCopiesAWholeBufferWithBadCounts(t *testing.T) {
 	for {
 		e, err := r.ReadEvent()
 		if err == io.EOF {
-			break
+			return names, r
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -119,12 +116,6 @@ func TestLoopCopiesAWholeBufferWithBadCounts(t *testing.T) {
 		if e.Kind == trace.Marker {
 			names = append(names, e.Args[0])
 		}
-	}
-	if !slices.Equal(names, []uint64{1, 2, 3}) || r.RawChunks() != 0 || r.Stats().Events[trace.Marker] != 3 {
-		t.Errorf("markers %v written, %d raw chunks, stats count %d; want [1 2 3], 0, 3", names, r.RawChunks(), r.Stats().Events[trace.Marker])
-	}
-	if n := strings.Count(log.String(), "copied instead"); n != 1 || len(h.released) != 1 {
-		t.Errorf("%d log lines on the counts, %d spans released; want 1 and 1:\n%s", n, len(h.released), log.String())
 	}
 }
 
