@@ -285,16 +285,24 @@ func TestAddRawMalformed(t *testing.T) {
 // FuzzAddRaw: any bytes, cut anywhere, never panic AddRaw; what it accepts
 // reads back as exactly the events that decoding each record alone (the
 // slow path, no copying) gives, converted, clamped and in order.
-func FuzzAddRaw(f *testing.F) {
+// addRawSeeds adds the raw fuzzers' seeds: records of several kinds with
+// S and C flags, a tick argument, a time earlier than the one before and a
+// long delta, cut after the third byte; and a record with an 11-byte delta.
+func addRawSeeds(f *testing.F) {
 	var r rawBuffer
 	r.add(f, trace.RunBegin, 100, 1<<40|3, 7, 1, 2)
 	r.add(f, trace.RunEnd, 120, 1<<40|3, 0)
 	r.add(f, trace.Dropped, 130, 5, 1, 90)
 	r.add(f, trace.RunBegin, 160, 1<<40|5, 7, 1, 2)
 	r.add(f, trace.RunEnd, 150, 1<<40|5, 0)
+	r.add(f, trace.RunBegin, 190, 1<<40|9, 7, 1, 2)
 	r.add(f, trace.Marker, 3<<30, 9)
 	f.Add(r.data, uint16(3))
 	f.Add([]byte{byte(trace.Marker), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1}, uint16(0))
+}
+
+func FuzzAddRaw(f *testing.F) {
+	addRawSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
 		// The reference: each record of each span decoded alone, until
 		// the first error.
@@ -501,16 +509,7 @@ func TestRawChunk(t *testing.T) {
 // exactly the records that decoding one at a time accepts (up to the
 // first malformed one), counts them by kind, and leaves the same state.
 func FuzzScanRaw(f *testing.F) {
-	var r rawBuffer
-	r.add(f, trace.RunBegin, 100, 1<<40|3, 7, 1, 2)
-	r.add(f, trace.RunEnd, 120, 1<<40|3, 0)
-	r.add(f, trace.Dropped, 130, 5, 1, 90)
-	r.add(f, trace.RunBegin, 160, 1<<40|5, 7, 1, 2)
-	r.add(f, trace.RunEnd, 170, 1<<40|5, 0)
-	r.add(f, trace.RunBegin, 190, 1<<40|9, 7, 1, 2)
-	r.add(f, trace.Marker, 3<<30, 9)
-	f.Add(r.data, uint16(3))
-	f.Add([]byte{byte(trace.Marker), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1}, uint16(0))
+	addRawSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
 		at := min(int(cut), len(data))
 		var want trace.RawState
