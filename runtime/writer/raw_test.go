@@ -50,14 +50,7 @@ func TestLoopSkipsMalformedRecord(t *testing.T) {
 		{Data: bad, Thread: 1, Slot: 0},
 		{Data: []byte{byte(trace.Marker), 2, 5}, Offset: uint32(len(bad)), Thread: 1, Slot: 0},
 	}
-	var buf, log bytes.Buffer
-	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.New(&log), Start: time.Now()})
-	l.Start()
-	l.Shutdown()
+	buf, log := runToShutdown(t, h)
 	if len(h.released) != 3 {
 		t.Errorf("released %d spans, want 3", len(h.released))
 	}
@@ -79,14 +72,7 @@ func TestLoopCopiesAWholeBufferWithBadCounts(t *testing.T) {
 	var counts [64]uint32
 	counts[trace.Marker] = uint32(len(data)) + 1 // more events than bytes
 	h.full = []Span{{Data: data, Thread: 1, Slot: 0, Full: true, Counts: &counts, LastTicks: 20_020}}
-	var buf, log bytes.Buffer
-	tw, err := trace.NewWriter(&buf, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.New(&log), Start: time.Now()})
-	l.Start()
-	l.Shutdown()
+	buf, log := runToShutdown(t, h)
 	names, r := readMarkers(t, buf.Bytes())
 	if !slices.Equal(names, []uint64{1, 2, 3}) || r.RawChunks() != 0 || r.Stats().Events[trace.Marker] != 3 {
 		t.Errorf("markers %v written, %d raw chunks, stats count %d; want [1 2 3], 0, 3", names, r.RawChunks(), r.Stats().Events[trace.Marker])
@@ -94,6 +80,21 @@ func TestLoopCopiesAWholeBufferWithBadCounts(t *testing.T) {
 	if n := strings.Count(log.String(), "copied instead"); n != 1 || len(h.released) != 1 {
 		t.Errorf("%d log lines on the counts, %d spans released; want 1 and 1:\n%s", n, len(h.released), log.String())
 	}
+}
+
+// runToShutdown runs a loop on h until Shutdown and returns the trace it
+// wrote and its log.
+func runToShutdown(t *testing.T, h Host) (file, log *bytes.Buffer) {
+	t.Helper()
+	file, log = new(bytes.Buffer), new(bytes.Buffer)
+	tw, err := trace.NewWriter(file, &trace.Header{ClockSource: "tsc", Rank: -1, WorldSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(h, tw, nopOutput{}, Options{FlushInterval: time.Hour, Log: zerolog.New(log), Start: time.Now()})
+	l.Start()
+	l.Shutdown()
+	return file, log
 }
 
 // readMarkers reads a trace and returns the string ids of its markers, in
