@@ -332,7 +332,7 @@ records:
 		ki := &tab[k]
 		// The common record (what copyRaw copies: no arguments but a
 		// correlation id's delta, if any) in a few instructions; varints of
-		// over 63 bits and cut ones take the path below, which says why.
+		// over 63 bits and cut ones take the general path, which says why.
 		if how := ki.rawCopy[h>>6]; how != rawNo {
 			p := off + 1
 			var dz uint64
@@ -371,62 +371,14 @@ records:
 			continue records
 		}
 	general:
-		if ki.flatN < 0 || h&HeadS != 0 && ki.refs == 0 || h&HeadC != 0 && ki.corr < 0 {
-			// decodeRaw says which.
-			_, _, err := decodeRaw(tab, data[off:], st, nil)
+		// Any other record: decoded as AddRaw decodes one alone.
+		var flat [flatHeader + 8*MaxArgs]byte
+		_, size, err := decodeRaw(tab, data[off:], st, flat[:0])
+		if err != nil {
 			return off, fmt.Errorf("%w at byte %d: %v", ErrRaw, off, err)
 		}
-		dz, p, ok := uvarint(data, off+1)
-		if !ok {
-			return off, fmt.Errorf("%w at byte %d: the time delta is cut short", ErrRaw, off)
-		}
-		corr := st.corr
-		same := h&HeadS != 0
-		prev := &st.prev[k]
-		var args [MaxArgs]uint64
-		for j := range int(ki.n) {
-			var v uint64
-			switch ki.types[j] {
-			case ArgCorr:
-				if h&HeadC != 0 {
-					if ki.begin {
-						corr++
-					}
-					continue
-				}
-				if v, p, ok = uvarint(data, p); !ok {
-					return off, fmt.Errorf("%w at byte %d: argument %d is cut short", ErrRaw, off, j)
-				}
-				corr += uint64(unzigzag(v))
-				continue
-			case ArgTime:
-				if _, p, ok = uvarint(data, p); !ok {
-					return off, fmt.Errorf("%w at byte %d: argument %d is cut short", ErrRaw, off, j)
-				}
-				continue
-			}
-			if same {
-				continue
-			}
-			if v, p, ok = uvarint(data, p); !ok {
-				return off, fmt.Errorf("%w at byte %d: argument %d is cut short", ErrRaw, off, j)
-			}
-			if ki.types[j] == ArgInt {
-				v = uint64(unzigzag(v))
-			}
-			args[j] = v
-		}
-		if !same {
-			for j := range int(ki.n) {
-				if ki.refs&(1<<j) != 0 {
-					prev[j] = args[j]
-				}
-			}
-		}
-		st.ticks += dz
-		st.corr = corr
 		counts[k]++
-		off = p
+		off += size
 	}
 	return off, nil
 }
