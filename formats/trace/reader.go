@@ -230,15 +230,13 @@ func lineEndingsChanged(rest []byte) bool {
 func (r *Reader) ReadEvent() (e Event, err error) {
 	// Decoding straight into the named result spares a copy that cost a
 	// fifth of the read time (stores then wide loads of the same bytes).
-	if r.left > 0 && r.typ == chunkEvents {
-		if err = r.decodeEvent(&e); err == nil {
-			return
+	if r.left > 0 && (r.typ == chunkEvents || r.typ == chunkRaw) {
+		if r.typ == chunkEvents {
+			err = r.decodeEvent(&e)
+		} else {
+			err = r.decodeRawEvent(&e)
 		}
-		if err = r.contentError(err); err != nil {
-			return
-		}
-	} else if r.left > 0 && r.typ == chunkRaw {
-		if err = r.decodeRawEvent(&e); err == nil {
+		if err == nil {
 			return
 		}
 		if err = r.contentError(err); err != nil {
