@@ -360,11 +360,10 @@ func (l *Loop) writeWhole(s Span) bool {
 // malformed record: the caller's copying path then says so and skips what
 // it cannot decode.
 func (l *Loop) writeScanned(s Span) bool {
-	bs := l.buffers[s.Slot]
-	if s.Offset != 0 && (bs == nil || bs.next != s.Offset) {
+	bs := l.bufferOf(s)
+	if bs == nil { // the copying path skips it too, logged once
 		return false
 	}
-	bs = l.bufferOf(s)
 	start := bs.st
 	var counts [64]uint32
 	if n, err := trace.ScanRaw(s.Data, &bs.st, &counts); n != len(s.Data) || err != nil {
