@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -141,14 +142,50 @@ func TestAppendTime(t *testing.T) {
 	for v := int64(-1e17); v < 2.6e17; v += 7777777777777 { // about 46000 values, a day apart and less
 		us = append(us, v)
 	}
+	// Runs within a day, and days taking turns, past the cached date.
+	for _, day := range []int64{0, 19_000, 20_418, -1, 2_932_896} {
+		for s := int64(0); s < 86400; s += 3593 {
+			us = append(us, (day*86400+s)*1e6+s%1e6, ((day+s%2)*86400+s)*1e6)
+		}
+	}
 	for _, v := range us {
-		want := time.UnixMicro(v).UTC().Format("2006-01-02T15:04:05.000000Z")
-		if y := time.UnixMicro(v).UTC().Year(); y < 0 || y > 9999 {
-			want = strconv.FormatInt(v, 10)
-		}
-		if got := string(AppendTime(nil, v)); got != want {
-			t.Fatalf("AppendTime(%d) = %q, want %q", v, got, want)
-		}
+		checkTime(t, v)
+	}
+}
+
+func checkTime(t *testing.T, v int64) {
+	want := time.UnixMicro(v).UTC().Format("2006-01-02T15:04:05.000000Z")
+	if y := time.UnixMicro(v).UTC().Year(); y < 0 || y > 9999 {
+		want = strconv.FormatInt(v, 10)
+	}
+	if got := string(AppendTime([]byte("x,"), v)); got != "x,"+want {
+		t.Fatalf("AppendTime(%d) = %q, want %q", v, got, "x,"+want)
+	}
+}
+
+// Converters format times on several goroutines at once, each on days of
+// its own: AppendTime's cached date must be one of theirs, never a mix.
+func TestAppendTimeConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20_000 {
+				checkTime(t, (int64(g*3+i%3)*86400+int64(i))*1e6+1767225600e6)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkAppendTime is a table's start times: a few µs apart, on one day.
+func BenchmarkAppendTime(b *testing.B) {
+	buf := make([]byte, 0, 64)
+	us := int64(1767225600_000_000)
+	for range b.N {
+		buf = AppendTime(buf[:0], us)
+		us += 3
 	}
 }
 
