@@ -221,6 +221,43 @@ func TestAppendInt(t *testing.T) {
 	}
 }
 
+// appendFieldRef is AppendField as RFC 4180 states it.
+func appendFieldRef(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return append(b, s...)
+	}
+	return append(append(append(b, '"'), strings.ReplaceAll(s, `"`, `""`)...), '"')
+}
+
+// TestAppendField puts each byte value at each position of strings of up
+// to 20 bytes, so that every word and tail position of mayQuote's scan
+// meets quoted and unquoted bytes, next to bytes just above and below '-'
+// and above 127.
+func TestAppendField(t *testing.T) {
+	for n := range 21 {
+		for pos := range n {
+			for c := range 256 {
+				buf := []byte(strings.Repeat("k.-\x80", 7)[:n])
+				buf[pos] = byte(c)
+				s := string(buf)
+				if got, want := string(AppendField([]byte("x,"), s)), string(appendFieldRef([]byte("x,"), s)); got != want {
+					t.Fatalf("AppendField(%q) = %q, want %q", s, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzAppendField(f *testing.F) {
+	f.Add("run_kernel")
+	f.Add("a,b\"c\r\n, and more than eight bytes")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(AppendField(nil, s)), string(appendFieldRef(nil, s)); got != want {
+			t.Fatalf("AppendField(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
 func FuzzAppendInt(f *testing.F) {
 	f.Add(int64(0))
 	f.Add(int64(math.MinInt64))

@@ -246,25 +246,44 @@ func (r *Reader) decodeRawEvent(e *Event) error {
 	idx := r.total
 	head := raw[i] // r.left > 0: i < len(raw)
 	k := Kind(head & kindMask)
+	if !r.rawHead[head] {
+		return r.badRawHead(head, i)
+	}
 	ki := &r.kinds[k]
-	if ki.flatN < 0 {
-		return fmt.Errorf("record %d at body byte %d: kind %d is not a timed kind of the file", idx, i, k)
-	}
-	if head&HeadS != 0 && ki.refs == 0 || head&HeadC != 0 && ki.corr < 0 {
-		return fmt.Errorf("record %d (%v) at body byte %d: flags %#02x do not apply to this kind", idx, k, i, head&^kindMask)
-	}
 	at := i
-	dz, i, ok := uvarint(raw, i+1)
-	if !ok {
+	var dz uint64
+	ok := true
+	if i++; i < len(raw) && raw[i] < 0x80 {
+		dz, i = uint64(raw[i]), i+1
+	} else if dz, i, ok = uvarintLong(raw, i); !ok {
 		return fmt.Errorf("record %d (%v) at body byte %d: time delta: %w", idx, k, at, errVarint)
 	}
 	ticks := r.rawc.ticks + dz
 	clock := r.rawc.clock
 	e.Kind, e.Thread = k, r.thread
 	e.Time = max(clock.Nanos(ticks), r.time)
-	e.Args = [MaxArgs]uint64{}
 	same := head&HeadS != 0
 	prev := &r.prev[k]
+	if same && ki.times == 0 {
+		// Most records: the arguments of the kind's last record, but for
+		// the correlation id.
+		e.Args = *prev
+		if ki.corr >= 0 {
+			v := r.corr
+			if head&HeadC == 0 {
+				if v, i, ok = uvarint(raw, i); !ok {
+					return fmt.Errorf("record %d (%v) at body byte %d: argument %d: %w", idx, k, at, ki.corr, errVarint)
+				}
+				v = r.corr + uint64(unzigzag(v))
+			} else if ki.begin {
+				v++
+			}
+			r.corr = v
+			e.Args[ki.corr] = v
+		}
+		return r.endRawRecord(ticks, e.Time, i)
+	}
+	e.Args = [MaxArgs]uint64{}
 	tick := r.rawc.tickArgs[k]
 	for j := 0; j < int(ki.n); j++ {
 		var v uint64
@@ -299,7 +318,9 @@ func (r *Reader) decodeRawEvent(e *Event) error {
 				v = prev[j]
 				break
 			}
-			if v, i, ok = uvarint(raw, i); !ok {
+			if i < len(raw) && raw[i] < 0x80 {
+				v, i = uint64(raw[i]), i+1
+			} else if v, i, ok = uvarintLong(raw, i); !ok {
 				return fmt.Errorf("record %d (%v) at body byte %d: argument %d: %w", idx, k, at, j, errVarint)
 			}
 			if ki.types[j] == ArgInt {
@@ -311,11 +332,25 @@ func (r *Reader) decodeRawEvent(e *Event) error {
 	if !same {
 		*prev = e.Args
 	}
+	return r.endRawRecord(ticks, e.Time, i)
+}
+
+// badRawHead says why head, at body byte i, cannot start a raw record.
+func (r *Reader) badRawHead(head byte, i int) error {
+	k := Kind(head & kindMask)
+	if r.kinds[k].flatN < 0 {
+		return fmt.Errorf("record %d at body byte %d: kind %d is not a timed kind of the file", r.total, i, k)
+	}
+	return fmt.Errorf("record %d (%v) at body byte %d: flags %#02x do not apply to this kind", r.total, k, i, head&^kindMask)
+}
+
+// endRawRecord moves the reader past a raw record that ends at body byte i.
+func (r *Reader) endRawRecord(ticks uint64, t int64, i int) error {
 	r.rawc.ticks = ticks
-	r.time = e.Time
+	r.time = t
 	r.p = i
 	r.total++
-	if i == len(raw) {
+	if i == len(r.raw) {
 		r.left = 0
 	}
 	return nil

@@ -44,6 +44,11 @@ type Reader struct {
 	rawc      rawChunk // the raw events chunk being read (FORMAT.md §5a)
 
 	kinds kindTab // the file's kind table (FORMAT.md §4)
+	// rawHead tells the head bytes a raw record may start with: a timed
+	// kind of the file, S only when the S flag covers any of its arguments,
+	// C only when it has a correlation id. One load where three checks
+	// of its kind's entry stalled on that entry's load.
+	rawHead [256]bool
 
 	dict      Dict
 	clock     []ClockSync
@@ -183,6 +188,10 @@ func (r *Reader) readHeader() error {
 		return hdrErr(fileHeaderSize, wrapf(ErrVersion, "the file's kind table is incompatible with this reader's: %v; the trace was written by %s, whose format should have had a new major version: read it with that release", err, by))
 	}
 	r.kinds = *buildTab(r.hdr.Kinds)
+	for h := range r.rawHead {
+		ki := &r.kinds[h&kindMask]
+		r.rawHead[h] = ki.flatN >= 0 && (h&HeadS == 0 || ki.refs != 0) && (h&HeadC == 0 || ki.corr >= 0)
+	}
 	r.rawc.clock = NewTickClock(r.hdr.ClockSource != "tsc")
 	r.win.skip(fileHeaderSize + int(n))
 	return nil

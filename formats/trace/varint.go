@@ -20,11 +20,17 @@ func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // uvarint decodes a uvarint from b[i:]. ok is false when b ends inside the
-// varint or the varint is longer than 10 bytes or overflows 64 bits.
+// varint or the varint is longer than 10 bytes or overflows 64 bits. Its
+// one-byte case is inlined into the decoders, the rest is a call.
 func uvarint(b []byte, i int) (v uint64, next int, ok bool) {
 	if i < len(b) && b[i] < 0x80 {
 		return uint64(b[i]), i + 1, true
 	}
+	return uvarintLong(b, i)
+}
+
+//go:noinline
+func uvarintLong(b []byte, i int) (v uint64, next int, ok bool) {
 	var s uint
 	for n := 0; n < 10; n++ {
 		if i >= len(b) {
