@@ -81,7 +81,7 @@ func TestFlattenDeviceNames(t *testing.T) {
 			if len(got) != 2 {
 				t.Fatalf("%d rows, want 2: %+v", len(got), got)
 			}
-			copyRow, run := got[0], got[1] // the launch waits for its device time
+			run, copyRow := got[0], got[1] // the trace has no device times: the launch goes out as it ends
 			if run.Kind != "run" || run.Device != c.wantDevice || run.DeviceID != 1 || run.Name != "kernel#0" && run.Name != "" {
 				t.Errorf("launch row: kind %q device %q (id %d) name %q, want run on %q (1)", run.Kind, run.Device, run.DeviceID, run.Name, c.wantDevice)
 			}

@@ -253,9 +253,15 @@ func (r *Reader) decodeRawEvent(e *Event) error {
 	at := i
 	var dz uint64
 	ok := true
-	if i++; i < len(raw) && raw[i] < 0x80 {
+	switch i++; {
+	case i < len(raw) && raw[i] < 0x80:
 		dz, i = uint64(raw[i]), i+1
-	} else if dz, i, ok = uvarintLong(raw, i); !ok {
+	case i+1 < len(raw) && raw[i+1] < 0x80: // a launch's length or so
+		dz, i = uint64(raw[i]&0x7f)|uint64(raw[i+1])<<7, i+2
+	default:
+		dz, i, ok = uvarintLong(raw, i)
+	}
+	if !ok {
 		return fmt.Errorf("record %d (%v) at body byte %d: time delta: %w", idx, k, at, errVarint)
 	}
 	ticks := r.rawc.ticks + dz
