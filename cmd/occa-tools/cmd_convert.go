@@ -153,12 +153,12 @@ var outputs = []struct {
 	// finish, when set, runs after every trace is written, with their files.
 	finish func(env *Env, dir string, part shard, files []string, unpacked map[string]int64) error
 }{
-	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: readCost{40 << 20, 8},
+	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: readCost{40 << 20, 8, 0},
 		part: parquet.CreatePart},
-	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: readCost{4 << 20, 4},
+	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: readCost{4 << 20, 4, 0},
 		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
-	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: readCost{4 << 20, 28},
+	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: readCost{4 << 20, 28, 0},
 		path: func(rank int64, dup int) string { return table.FileName(rank, dup, ".perfetto-trace") },
 		create: func(path string, p *analysis.Process, i int) (rankWriter, error) {
 			if *convertCompress {
@@ -166,7 +166,7 @@ var outputs = []struct {
 			}
 			return perfetto.Create(path, p, uint32(i+1))
 		}},
-	{name: "chrome", processes: ".csv", memory: readCost{4 << 20, 28},
+	{name: "chrome", processes: ".csv", memory: readCost{4 << 20, 28, 0},
 		path:   func(rank int64, dup int) string { return table.FileName(rank, dup, ".json") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
 }

@@ -178,7 +178,7 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 	// number of traces. The order of the folds does not change the total.
 	total = summary.NewCollector()
 	var mu sync.Mutex
-	errs := analysis.Parallel(len(paths), *summaryJobs, summaryMemory.tracesMemory(), traceCost(fileSizes(paths), readCost{4 << 20, 28}), func(i int) error {
+	errs := analysis.Parallel(len(paths), *summaryJobs, summaryMemory.tracesMemory(), traceCost(fileSizes(paths), summaryCost), func(i int) error {
 		c := summary.NewCollector()
 		res, err := analysis.Read(paths[i], index[i], analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {

@@ -135,3 +135,23 @@ func TestMemoryFlag(t *testing.T) {
 		}
 	}
 }
+
+// A summed trace costs its fixed part plus 28 bytes a byte, up to the
+// 40 MiB its bounded sums and window hold; a converted one has no bound.
+func TestTraceCost(t *testing.T) {
+	sizes := []int64{0, 1 << 20, 100 << 20}
+	for _, c := range []struct {
+		cost readCost
+		want []int64
+	}{
+		{summaryCost, []int64{4 << 20, 32 << 20, 40 << 20}},
+		{readCost{4 << 20, 28, 0}, []int64{4 << 20, 32 << 20, 2804 << 20}},
+	} {
+		f := traceCost(sizes, c.cost)
+		for i, w := range c.want {
+			if got := f(i); got != w {
+				t.Errorf("%+v: a trace of %d bytes costs %d, want %d", c.cost, sizes[i], got, w)
+			}
+		}
+	}
+}
