@@ -140,10 +140,11 @@ var outputs = []struct {
 	part   func(path string) (*parquet.Part, error)
 	ext    string
 	window int // analysis.Options.Window
-	// memory is what a trace's conversion holds (traceCost): about 40
-	// MiB whatever the trace for a Parquet part's row group and encoders,
-	// and per byte of trace file about 8 in Parquet, 4 in CSV, 28 in
-	// Perfetto.
+	// memory is what a trace's conversion holds (traceCost): for a
+	// Parquet part's row group and encoders 16 to 20 MiB live whatever the
+	// trace (traces of 10 KB to 16.6 MB), so 24 MiB, 4 a byte and at most
+	// 40 MiB leave room for the OpenMP tables' files; per byte of trace
+	// file 4 in CSV and 28 in Perfetto.
 	memory readCost
 	// processes is the extension of the process table's parts.
 	processes string
@@ -153,7 +154,7 @@ var outputs = []struct {
 	// finish, when set, runs after every trace is written, with their files.
 	finish func(env *Env, dir string, part shard, files []string, unpacked map[string]int64) error
 }{
-	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: readCost{40 << 20, 8, 0},
+	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: readCost{24 << 20, 4, 40 << 20},
 		part: parquet.CreatePart},
 	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: readCost{4 << 20, 4, 0},
 		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv") },
