@@ -19,14 +19,20 @@ func (r *Reader) decodeEvent(e *Event) error {
 	}
 	head := raw[i]
 	k := Kind(head & kindMask)
+	if !r.eventHead[head] {
+		return r.badEventHead(head, idx)
+	}
 	ki := &r.kinds[k]
-	if !ki.valid { // kind 0 is never valid
-		return fmt.Errorf("event %d: unknown event kind %d (the file's kind table has no such timed kind)", idx, k)
+	var delta uint64
+	ok := true
+	switch i++; {
+	case i < len(raw) && raw[i] < 0x80:
+		delta, i = uint64(raw[i]), i+1
+	case i+1 < len(raw) && raw[i+1] < 0x80:
+		delta, i = uint64(raw[i]&0x7f)|uint64(raw[i+1])<<7, i+2
+	default:
+		delta, i, ok = uvarintLong(raw, i)
 	}
-	if head&HeadS != 0 && ki.refs == 0 || head&HeadC != 0 && ki.corr < 0 {
-		return fmt.Errorf("event %d (%v): flags %#02x do not apply to this kind", idx, k, head&^kindMask)
-	}
-	delta, i, ok := uvarint(raw, i+1)
 	if !ok {
 		return fmt.Errorf("event %d (%v): time delta: %w", idx, k, errVarint)
 	}
@@ -35,9 +41,30 @@ func (r *Reader) decodeEvent(e *Event) error {
 	}
 	t := r.time + int64(delta)
 	e.Kind, e.Thread, e.Time = k, r.thread, t
-	e.Args = [MaxArgs]uint64{}
 	same := head&HeadS != 0
 	prev := &r.prev[k]
+	if same && ki.times == 0 && ki.n == ki.keep {
+		// As decodeRawEvent: the kind's last arguments, but for the
+		// correlation id.
+		e.Args = *prev
+		if ki.corr >= 0 {
+			v := r.corr
+			if head&HeadC == 0 {
+				if v, i, ok = uvarint(raw, i); !ok {
+					return fmt.Errorf("event %d (%v): argument %d: %w", idx, k, ki.corr, errVarint)
+				}
+				v = r.corr + uint64(unzigzag(v))
+			} else if ki.begin {
+				v++
+			}
+			r.corr = v
+			e.Args[ki.corr] = v
+		}
+		r.time, r.p = t, i
+		r.left--
+		return nil
+	}
+	e.Args = [MaxArgs]uint64{}
 	for j := 0; j < int(ki.keep); j++ {
 		var v uint64
 		switch ki.types[j] {
@@ -64,7 +91,9 @@ func (r *Reader) decodeEvent(e *Event) error {
 				v = prev[j]
 				break
 			}
-			if v, i, ok = uvarint(raw, i); !ok {
+			if i < len(raw) && raw[i] < 0x80 {
+				v, i = uint64(raw[i]), i+1
+			} else if v, i, ok = uvarintLong(raw, i); !ok {
 				return fmt.Errorf("event %d (%v): argument %d: %w", idx, k, j, errVarint)
 			}
 			if ki.types[j] == ArgInt {
@@ -86,6 +115,15 @@ func (r *Reader) decodeEvent(e *Event) error {
 	r.p = i
 	r.left--
 	return nil
+}
+
+// badEventHead says why head cannot start event idx of an events chunk.
+func (r *Reader) badEventHead(head byte, idx uint64) error {
+	k := Kind(head & kindMask)
+	if !r.kinds[k].valid { // kind 0 is never valid
+		return fmt.Errorf("event %d: unknown event kind %d (the file's kind table has no such timed kind)", idx, k)
+	}
+	return fmt.Errorf("event %d (%v): flags %#02x do not apply to this kind", idx, k, head&^kindMask)
 }
 
 // skipArgs decodes and drops the arguments past MaxArgs of an event whose

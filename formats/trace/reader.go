@@ -44,11 +44,13 @@ type Reader struct {
 	rawc      rawChunk // the raw events chunk being read (FORMAT.md §5a)
 
 	kinds kindTab // the file's kind table (FORMAT.md §4)
-	// rawHead tells the head bytes a raw record may start with: a timed
-	// kind of the file, S only when the S flag covers any of its arguments,
-	// C only when it has a correlation id. One load where three checks
-	// of its kind's entry stalled on that entry's load.
-	rawHead [256]bool
+	// eventHead and rawHead tell the head bytes an event of an events
+	// chunk, and a raw record, may start with: a kind of the file (a timed
+	// one that AddFlat encodes, for a raw record), S only when the S flag
+	// covers any of its arguments, C only when it has a correlation id.
+	// One load where three checks of its kind's entry stalled on that
+	// entry's load.
+	eventHead, rawHead [256]bool
 
 	dict      Dict
 	clock     []ClockSync
@@ -190,7 +192,9 @@ func (r *Reader) readHeader() error {
 	r.kinds = *buildTab(r.hdr.Kinds)
 	for h := range r.rawHead {
 		ki := &r.kinds[h&kindMask]
-		r.rawHead[h] = ki.flatN >= 0 && (h&HeadS == 0 || ki.refs != 0) && (h&HeadC == 0 || ki.corr >= 0)
+		flags := (h&HeadS == 0 || ki.refs != 0) && (h&HeadC == 0 || ki.corr >= 0)
+		r.eventHead[h] = ki.valid && flags
+		r.rawHead[h] = ki.flatN >= 0 && flags
 	}
 	r.rawc.clock = NewTickClock(r.hdr.ClockSource != "tsc")
 	r.win.skip(fileHeaderSize + int(n))
