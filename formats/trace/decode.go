@@ -45,7 +45,8 @@ func (r *Reader) decodeEvent(e *Event) error {
 	prev := &r.prev[k]
 	if same && ki.times == 0 && ki.n == ki.keep {
 		// As decodeRawEvent: the kind's last arguments, but for the
-		// correlation id.
+		// correlation id. Written out in both, and not a call: one
+		// shared function cost the decoders 4 to 10 % (interleaved runs).
 		e.Args = *prev
 		if ki.corr >= 0 {
 			v := r.corr
