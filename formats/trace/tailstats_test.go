@@ -2,32 +2,12 @@ package trace_test
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
-
-// readAllStats reads data to its end and returns the reader and the stats
-// it ends with.
-func readAllStats(t *testing.T, data []byte) (*trace.Reader, *trace.Stats) {
-	t.Helper()
-	r, err := trace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := r.ReadEvent(); err != nil {
-			if !errors.Is(err, io.EOF) {
-				return r, nil
-			}
-			return r, r.Stats()
-		}
-	}
-}
 
 // FinalStats finds, from the end of the file alone, the stats a reader
 // reads last, for a trace of each codec and of each older format; and
@@ -62,7 +42,11 @@ func TestFinalStats(t *testing.T) {
 	}
 	for name, data := range traces {
 		t.Run(name, func(t *testing.T) {
-			r, want := readAllStats(t, data)
+			_, r, err := readAll(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := r.Stats()
 			if want == nil || !want.Final {
 				t.Fatalf("the trace does not end with final stats: %+v", want)
 			}
