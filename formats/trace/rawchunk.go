@@ -153,11 +153,7 @@ func (w *Writer) encodeRawChunk(dst []byte, b *Batch) ([]byte, error) {
 	if w.codec != codecS2 {
 		return dst, errors.New("trace: a raw batch is written only at LevelFastest (S2)")
 	}
-	dst = append(dst, chunkMagic...)
-	dst = append(dst, chunkRaw|codecS2<<codecShift)
-	dst = binary.LittleEndian.AppendUint32(dst, 0) // payload length, below
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b.raw)+len(b.rawRecords)))
-	dst = binary.LittleEndian.AppendUint32(dst, 0) // CRC, below
+	dst = w.appendChunkHeader(dst, chunkRaw, len(b.raw)+len(b.rawRecords))
 	dst, w.s2Scratch = appendS2Joined(dst, w.s2Scratch, b.raw, b.rawRecords)
 	sealChunk(dst)
 	return dst, nil

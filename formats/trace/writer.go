@@ -418,11 +418,7 @@ func (w *Writer) writeChunk(typ byte, body []byte) error {
 
 // encodeChunk appends to dst a chunk of type typ holding body (FORMAT.md §3).
 func (w *Writer) encodeChunk(dst []byte, typ byte, body []byte) []byte {
-	dst = append(dst, chunkMagic...)
-	dst = append(dst, typ|w.codec<<codecShift)
-	dst = binary.LittleEndian.AppendUint32(dst, 0) // payload length, below
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(body)))
-	dst = binary.LittleEndian.AppendUint32(dst, 0) // CRC, below
+	dst = w.appendChunkHeader(dst, typ, len(body))
 	if w.codec == codecS2 {
 		n := len(dst)
 		dst = slices.Grow(dst, s2.MaxEncodedLen(len(body)))
@@ -432,6 +428,16 @@ func (w *Writer) encodeChunk(dst []byte, typ byte, body []byte) []byte {
 	}
 	sealChunk(dst)
 	return dst
+}
+
+// appendChunkHeader appends the header of a chunk of type typ whose body
+// is n bytes uncompressed; sealChunk fills in its payload length and CRC.
+func (w *Writer) appendChunkHeader(dst []byte, typ byte, n int) []byte {
+	dst = append(dst, chunkMagic...)
+	dst = append(dst, typ|w.codec<<codecShift)
+	dst = binary.LittleEndian.AppendUint32(dst, 0) // payload length, sealChunk's
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	return binary.LittleEndian.AppendUint32(dst, 0) // CRC, sealChunk's
 }
 
 // sealChunk fills in the payload length and the CRC of the chunk that is
