@@ -311,12 +311,7 @@ func flatSize(data []byte) int { return flatHeader + 8*int(data[9]) }
 // (nanosClock maps every time but -1).
 func (c *FlatClock) nanosRecord(dst, rec []byte) []byte {
 	out := append(dst, rec[:flatSize(rec)]...)
-	put := func(at int, ns int64) {
-		if ns < 0 {
-			ns = math.MinInt64
-		}
-		binary.LittleEndian.PutUint64(out[at:], uint64(ns))
-	}
+	put := func(at int, ns int64) { binary.LittleEndian.PutUint64(out[at:], nanosOrMin(ns)) }
 	put(0, c.nanos(binary.LittleEndian.Uint64(rec)))
 	for j := range int(rec[9]) {
 		if c.TickArgs[rec[8]&kindMask]&(1<<j) != 0 {
@@ -324,6 +319,15 @@ func (c *FlatClock) nanosRecord(dst, rec []byte) []byte {
 		}
 	}
 	return out
+}
+
+// nanosOrMin is converted time ns as a record stores it: a time before
+// CLOCK_MONOTONIC's 0 becomes the most negative one.
+func nanosOrMin(ns int64) uint64 {
+	if ns < 0 {
+		ns = math.MinInt64
+	}
+	return uint64(ns)
 }
 
 // flatError says what is wrong with the record at data[off:].

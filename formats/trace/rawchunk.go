@@ -308,12 +308,7 @@ func (r *Reader) decodeRawEvent(e *Event) error {
 				return fmt.Errorf("record %d (%v) at body byte %d: argument %d: %w", idx, k, at, j, errVarint)
 			}
 			if tick&(1<<j) != 0 {
-				// As a batch stores a time before CLOCK_MONOTONIC's 0.
-				ns := clock.Nanos(v)
-				if ns < 0 {
-					ns = math.MinInt64
-				}
-				v = uint64(ns)
+				v = nanosOrMin(clock.Nanos(v))
 			}
 		default:
 			if same {
