@@ -92,17 +92,20 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 (formats/chrome).
 
 Traces are converted in parallel (-j, default: the number of CPUs), each
-streamed in bounded memory, as many at once as 3/8 of -memory (256MiB
-by default) holds: on many cores a larger -memory lets more large traces
-be converted at once. -shard i/n converts the traces of the ranks
-that are i modulo n, so that n jobs (on n nodes) share a run; they write
-into one directory without overwriting each other (processes/ gets a
-part per shard). Under srun or mpirun without -shard, i and n are the
-launcher's rank and size (the variables the runtime reads), said on
-stderr. Convert does not overwrite: a file it would write that exists
-already (an earlier conversion) is an error, unless -force. On a terminal a progress line is shown on
-stderr. A damaged trace is an error naming the file and offset (its rows
-before the damage are still written); with -salvage its damaged parts are
+streamed in bounded memory, as many at once as 3/8 of -memory holds.
+-memory is by default 256MiB, or 64MiB per trace converted at once when
+that is more (1GiB for -j 16), but at most a quarter of the memory the
+process may use (its cgroup's limit, else the machine's); a larger
+-memory lets more large traces be converted at once. -shard i/n converts
+the traces of the ranks that are i modulo n, so that n jobs (on n nodes)
+share a run; they write into one directory without overwriting each
+other (processes/ gets a part per shard). Under srun or mpirun without
+-shard, i and n are the launcher's rank and size (the variables the
+runtime reads), said on stderr. Convert does not overwrite: a file it
+would write that exists already (an earlier conversion) is an error,
+unless -force. On a terminal a progress line is shown on stderr. A
+damaged trace is an error naming the file and offset (its rows before
+the damage are still written); with -salvage its damaged parts are
 skipped and the rest converted.
 `,
 }
@@ -140,11 +143,14 @@ var outputs = []struct {
 	part   func(path string) (*parquet.Part, error)
 	ext    string
 	window int // analysis.Options.Window
-	// memory is what a trace's conversion holds (traceCost): for a
-	// Parquet part's row group and encoders 16 to 20 MiB live whatever the
-	// trace (traces of 10 KB to 16.6 MB), so 24 MiB, 4 a byte and at most
-	// 40 MiB leave room for the OpenMP tables' files; per byte of trace
-	// file 4 in CSV and 28 in Perfetto.
+	// memory is what a trace's conversion holds (traceCost). Largest
+	// live heap with -j 1 (GODEBUG=gctrace=1) on workload traces of 0.69,
+	// 8.2 and 15.6 MB: Parquet 17, 17 and 16 MiB, a part's row group and
+	// encoders whatever the trace (24 MiB, 4 a byte and at most 40 MiB
+	// leave room for the OpenMP tables' files); CSV and Chrome JSON at
+	// most 4 MiB (with GOGC=25: at the default nothing is collected),
+	// streamed row by row; Perfetto 48, 48 and 90 MiB, its reorder ring
+	// of 3 * ReorderRows rows filled by a trace of about a million events.
 	memory readCost
 	// processes is the extension of the process table's parts.
 	processes string
@@ -156,10 +162,10 @@ var outputs = []struct {
 }{
 	{name: "parquet", ext: ".parquet", processes: ".parquet", tables: true, memory: readCost{24 << 20, 4, 40 << 20},
 		part: parquet.CreatePart},
-	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: readCost{4 << 20, 4, 0},
+	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: readCost{4 << 20, 4, 12 << 20},
 		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
-	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: readCost{4 << 20, 28, 0},
+	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: readCost{4 << 20, 64, 96 << 20},
 		path: func(rank int64, dup int) string { return table.FileName(rank, dup, ".perfetto-trace") },
 		create: func(path string, p *analysis.Process, i int) (rankWriter, error) {
 			if *convertCompress {
@@ -167,7 +173,7 @@ var outputs = []struct {
 			}
 			return perfetto.Create(path, p, uint32(i+1))
 		}},
-	{name: "chrome", processes: ".csv", memory: readCost{4 << 20, 28, 0},
+	{name: "chrome", processes: ".csv", memory: readCost{4 << 20, 4, 12 << 20},
 		path:   func(rank int64, dup int) string { return table.FileName(rank, dup, ".json") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return chrome.Create(path, p) }},
 }
@@ -243,7 +249,6 @@ func joinPerfetto(env *Env, dir string, part shard, files []string, unpacked map
 }
 
 func runConvert(env *Env, cmd *Command, args []string) error {
-	tuneGC(uint64(*convertMemory))
 	var names []string
 	out := -1
 	for i, o := range outputs {
@@ -397,7 +402,9 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		}
 		return c
 	}
-	groupErrs := analysis.Parallel(len(groups), *convertJobs, convertMemory.tracesMemory(), groupCost, func(k int) error {
+	mem := convertMemory.orDefault(min(jobs(*convertJobs), len(groups)))
+	tuneGC(mem)
+	groupErrs := analysis.Parallel(len(groups), *convertJobs, mem.tracesMemory(), groupCost, func(k int) error {
 		if o.part == nil {
 			i := groups[k][0]
 			errs[i] = convertTrace(i, func(p *analysis.Process) (rankWriter, error) { return o.create(files[i], p, index[i]) })

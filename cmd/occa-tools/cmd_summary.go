@@ -65,10 +65,12 @@ the whole run, the one an unsharded summary prints:
 A trace in two partial summaries (a shard given twice) is an error.
 
 Traces are read in parallel (-j, default: the number of CPUs), as many
-at once as 3/8 of -memory (256MiB by default) holds: on many cores a
-larger -memory lets more large traces be read at once. A damaged
-trace is an error naming the file and offset; with -salvage its damaged
-parts are skipped and the rest counted.
+at once as 3/8 of -memory holds. -memory is by default 256MiB, or 64MiB
+per trace read at once when that is more (1GiB for -j 16), but at most a
+quarter of the memory the process may use (its cgroup's limit, else the
+machine's); a larger -memory lets more large traces be read at once. A
+damaged trace is an error naming the file and offset; with -salvage its
+damaged parts are skipped and the rest counted.
 `,
 }
 
@@ -85,7 +87,6 @@ var (
 func init() { cmdSummary.Run = runSummary }
 
 func runSummary(env *Env, cmd *Command, args []string) error {
-	tuneGC(uint64(*summaryMemory))
 	if len(args) == 0 {
 		return usagef("no traces given")
 	}
@@ -178,7 +179,9 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 	// number of traces. The order of the folds does not change the total.
 	total = summary.NewCollector()
 	var mu sync.Mutex
-	errs := analysis.Parallel(len(paths), *summaryJobs, summaryMemory.tracesMemory(), traceCost(fileSizes(paths), summaryCost), func(i int) error {
+	mem := summaryMemory.orDefault(min(jobs(*summaryJobs), len(paths)))
+	tuneGC(mem)
+	errs := analysis.Parallel(len(paths), *summaryJobs, mem.tracesMemory(), traceCost(fileSizes(paths), summaryCost), func(i int) error {
 		c := summary.NewCollector()
 		res, err := analysis.Read(paths[i], index[i], analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {

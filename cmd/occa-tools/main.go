@@ -13,10 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
-
-	"github.com/libocca/occa-tools/filters/config"
 )
 
 // A Command is one subcommand, as plain data (after cmd/go's base.Command).
@@ -67,84 +64,8 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 var errSilent = errors.New("failed")
 
 func main() {
-	tuneGC(defaultMemory)
+	tuneGC(baseMemory)
 	os.Exit(run(os.Args[1:], &Env{Stdout: os.Stdout, Stderr: os.Stderr}))
-}
-
-// tuneGC lets the heap grow to 5 times what is live before collecting,
-// within three quarters of peak bytes, unless GOGC or GOMEMLIMIT say
-// otherwise: the commands keep little live (the sums, a trace's window) and
-// allocate a lot per trace, so with Go's default (2 times) a run of 10,000
-// small traces spent most of its time marking. The limit keeps the peak
-// near the target whatever the run.
-func tuneGC(peak uint64) {
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(400)
-		debug.SetMemoryLimit(int64(peak / 4 * 3))
-	}
-}
-
-// defaultMemory is the peak that summary and convert aim at unless
-// -memory says otherwise.
-const defaultMemory = 256 << 20
-
-// memorySize is the -memory flag of summary and convert: the peak they aim
-// at. Three eighths of it is what the traces read at once may hold
-// together (tracesMemory), three quarters the collector's limit (tuneGC):
-// the collector then has about as much room as is live, and its work stays
-// a small part of the run's. Given less room, with -j 8 it took a third of
-// the CPU: twice the CPU for the same work. At the default 256 MiB a
-// machine of many cores reads fewer large traces at once than it has
-// cores; on 16 cores, 32 traces of 1 M events, -memory 4GiB ran summary
-// 4.5 times as fast as one core, Parquet 9.1, CSV 10.1, Perfetto 6.0.
-type memorySize uint64
-
-func (m *memorySize) String() string { return config.FormatSize(uint64(*m)) }
-
-func (m *memorySize) Set(s string) error {
-	n, err := config.ParseSize(s)
-	if err == nil && n < 64<<20 {
-		err = fmt.Errorf("%s is below the 64MiB the commands need", s)
-	}
-	if err == nil {
-		*m = memorySize(n)
-	}
-	return err
-}
-
-// memoryFlag defines fs's -memory flag, at defaultMemory.
-func memoryFlag(fs *flag.FlagSet) *memorySize {
-	m := memorySize(defaultMemory)
-	fs.Var(&m, "memory", "the peak memory to aim at (`size`: 512MiB, 4GiB); more lets -j read more large traces at once")
-	return &m
-}
-
-// tracesMemory is what the traces read at once may hold together
-// (analysis.Parallel's budget).
-func (m memorySize) tracesMemory() int64 { return int64(m / 8 * 3) }
-
-// readCost is what reading one trace holds (analysis.Parallel's cost):
-// Fixed bytes whatever its size (a converter's buffers), and PerByte bytes
-// per byte of its file (the pairing window, the sums), up to Max where
-// what grows with the trace is bounded (0: no bound). Measured as the
-// largest live heap with -j 1 (GODEBUG=gctrace=1) on traces of the bundled
-// workload: 1.75 MB ones of 1 M events, and ones of 853 events.
-type readCost struct{ Fixed, PerByte, Max int64 }
-
-// summaryCost is what summing a trace holds: its busy-time unions and its
-// pairing window grow with it up to their bounds. Largest live heap 29,
-// 26 and 35 MiB on workload traces of 1.7, 8.2 and 16.6 MB.
-var summaryCost = readCost{4 << 20, 28, 40 << 20}
-
-// traceCost returns the cost of reading trace i, of sizes[i] bytes.
-func traceCost(sizes []int64, c readCost) func(i int) int64 {
-	return func(i int) int64 {
-		n := c.Fixed + sizes[i]*c.PerByte
-		if c.Max > 0 {
-			n = min(n, c.Max)
-		}
-		return n
-	}
 }
 
 // fileSizes returns the size of each file (0 where it cannot be read).

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
@@ -115,7 +116,8 @@ func TestMemoryFlag(t *testing.T) {
 		limit, traces int64
 	}{
 		{[]string{"summary", "-memory", "1GiB"}, 768 << 20, 384 << 20},
-		{[]string{"summary"}, 192 << 20, 96 << 20},
+		{[]string{"summary"}, 192 << 20, 96 << 20}, // one trace: 256 MiB
+		{[]string{"summary", "-memory", "auto"}, 192 << 20, 96 << 20},
 		{[]string{"convert", "-to", "csv", "-o", filepath.Join(dir, "out"), "-memory", "4GiB"}, 3 << 30, 1536 << 20},
 	} {
 		var out bytes.Buffer
@@ -130,14 +132,78 @@ func TestMemoryFlag(t *testing.T) {
 		if c.args[0] == "convert" {
 			m = convertMemory
 		}
-		if got := m.tracesMemory(); got != c.traces {
+		if got := m.orDefault(1).tracesMemory(); got != c.traces {
 			t.Errorf("%v: the traces' budget is %d, want %d", args, got, c.traces)
 		}
 	}
 }
 
+// The default -memory is 256 MiB up to four traces at once and 64 MiB a
+// trace beyond, capped at a quarter of the least of the machine's memory
+// and the limits of the process's cgroups (each level of a v2 hierarchy;
+// v1's memory controller at the process's path or, in a container, the
+// root), never under 256 MiB; files that say nothing usable (no limit,
+// garbage, a path out of the hierarchy) are passed over.
+func TestDefaultMemory(t *testing.T) {
+	const mi, gi = 1 << 20, 1 << 30
+	meminfo := func(kb string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("MemTotal:       " + kb + " kB\nMemFree:         1000 kB\n")}
+	}
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	for _, c := range []struct {
+		name string
+		sys  fstest.MapFS
+		jobs int
+		want memorySize
+	}{
+		{"no files, one job", fstest.MapFS{}, 1, 256 * mi},
+		{"no files, 4 jobs", fstest.MapFS{}, 4, 256 * mi},
+		{"no files, 16 jobs", fstest.MapFS{}, 16, 1 * gi},
+		{"no files, 0 jobs", fstest.MapFS{}, 0, 256 * mi},
+		{"machine of 24 GiB", fstest.MapFS{"proc/meminfo": meminfo("25165824")}, 128, 6 * gi},
+		{"small machine", fstest.MapFS{"proc/meminfo": meminfo("1048576")}, 16, 256 * mi},
+		{"v2 limit at a parent", fstest.MapFS{
+			"proc/meminfo":     meminfo("268435456"),
+			"proc/self/cgroup": file("0::/slurm/job_7/step_0\n"),
+			"sys/fs/cgroup/slurm/job_7/step_0/memory.max": file("max\n"),
+			"sys/fs/cgroup/slurm/job_7/memory.max":        file("2147483648\n"),
+			"sys/fs/cgroup/slurm/memory.max":              file("max\n"),
+		}, 16, 512 * mi},
+		{"v1 at the process's path", fstest.MapFS{
+			"proc/self/cgroup": file("5:cpuacct,cpu:/\n4:memory:/job_7\n"),
+			"sys/fs/cgroup/memory/job_7/memory.limit_in_bytes": file("4294967296\n"),
+			"sys/fs/cgroup/memory/memory.limit_in_bytes":       file("9223372036854771712\n"),
+		}, 64, 1 * gi},
+		{"v1 in a container, unlimited", fstest.MapFS{
+			"proc/meminfo":     meminfo("25165824"),
+			"proc/self/cgroup": file("4:memory:/process_api/95f6\n0::/\n"),
+			"sys/fs/cgroup/memory/memory.limit_in_bytes": file("9223372036854771712\n"),
+		}, 16, 1 * gi},
+		{"garbage and escapes", fstest.MapFS{
+			"proc/meminfo":             file("MemTotal: lots kB\n"),
+			"proc/self/cgroup":         file("0::/../../etc\nnonsense\n4:memory:../x\n0::/\n"),
+			"etc/memory.max":           file("1048576\n"),
+			"sys/fs/cgroup/memory.max": file("-5\n"),
+		}, 16, 1 * gi},
+	} {
+		if got := defaultMemory(c.jobs, c.sys); got != c.want {
+			t.Errorf("%s: defaultMemory(%d) = %s, want %s", c.name, c.jobs, &got, &c.want)
+		}
+	}
+}
+
+func outputCost(name string) readCost {
+	for _, o := range outputs {
+		if o.name == name {
+			return o.memory
+		}
+	}
+	panic("no output " + name)
+}
+
 // A summed trace costs its fixed part plus 28 bytes a byte, up to the
-// 40 MiB its bounded sums and window hold; a converted one has no bound.
+// 40 MiB its bounded sums and window hold; a cost without a bound grows
+// with the trace.
 func TestTraceCost(t *testing.T) {
 	sizes := []int64{0, 1 << 20, 100 << 20}
 	for _, c := range []struct {
@@ -146,6 +212,8 @@ func TestTraceCost(t *testing.T) {
 	}{
 		{summaryCost, []int64{4 << 20, 32 << 20, 40 << 20}},
 		{readCost{4 << 20, 28, 0}, []int64{4 << 20, 32 << 20, 2804 << 20}},
+		{outputCost("perfetto"), []int64{4 << 20, 68 << 20, 96 << 20}},
+		{outputCost("csv"), []int64{4 << 20, 8 << 20, 12 << 20}},
 	} {
 		f := traceCost(sizes, c.cost)
 		for i, w := range c.want {
