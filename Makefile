@@ -115,7 +115,7 @@ bench-convert: all test-programs
 	env OCCA_TOOLS_CONFIG=configs/default.toml OCCA_TOOLS_OUTPUT_DIR=$(BUILD)/bench-convert $(BUILD)/tests/workload -t 2 -s 100000 -w 0 >/dev/null
 	mv $(BUILD)/bench-convert/*.occatrace $(BENCH_WORKLOAD_TRACE)
 	@echo "== the same on the workload's event mix ($(BENCH_WORKLOAD_TRACE))"
-	OCCA_BENCH_TRACE=$(abspath $(BENCH_WORKLOAD_TRACE)) $(GO) test -run XXX -bench 'Decode|Pair$$|Summary$$|Parquet$$|CSV$$|Perfetto$$|PerfettoPlain$$' -benchtime 1x -timeout 30m ./formats/bench
+	OCCA_BENCH_TRACE=$(abspath $(BENCH_WORKLOAD_TRACE)) $(GO) test -run XXX -bench 'Decode|Pair$$|Summary$$|SummaryInline$$|Parquet$$|CSV$$|Perfetto$$|PerfettoPlain$$' -benchtime 1x -timeout 30m ./formats/bench
 
 # How summary and convert grow with the number of ranks (1 to 10,000 fake
 # ranks of the bundled workload) and with one long trace: wall, CPU and peak

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -181,8 +182,13 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 	var mu sync.Mutex
 	mem := summaryMemory.orDefault(min(jobs(*summaryJobs), len(paths)))
 	tuneGC(mem)
-	errs := analysis.Parallel(len(paths), *summaryJobs, mem.tracesMemory(), traceCost(fileSizes(paths), summaryCost), func(i int) error {
-		c := summary.NewCollector()
+	cost := traceCost(fileSizes(paths), summaryCost)
+	newCollector := summary.NewCollector
+	if readAtOnce(len(paths), jobs(*summaryJobs), mem.tracesMemory(), cost) >= runtime.GOMAXPROCS(0) {
+		newCollector = summary.NewInlineCollector // every core has a trace
+	}
+	errs := analysis.Parallel(len(paths), *summaryJobs, mem.tracesMemory(), cost, func(i int) error {
+		c := newCollector()
 		res, err := analysis.Read(paths[i], index[i], analysis.Options{Salvage: *summarySalvage}, c.Add)
 		if res != nil {
 			c.Finish(res)

@@ -223,3 +223,25 @@ func TestTraceCost(t *testing.T) {
 		}
 	}
 }
+
+// readAtOnce: the traces, the jobs, or what the budget holds of the
+// costliest trace, whichever is least, and at least one.
+func TestReadAtOnce(t *testing.T) {
+	cost := traceCost([]int64{1 << 20, 100 << 20, 0}, summaryCost) // 32, 40 and 4 MiB
+	for _, c := range []struct {
+		n, jobs int
+		budget  int64
+		want    int
+	}{
+		{3, 16, 96 << 20, 2},  // 96 MiB holds two of 40
+		{3, 16, 384 << 20, 3}, // every trace
+		{3, 2, 384 << 20, 2},  // the jobs
+		{1, 16, 96 << 20, 1},  // only the first trace: 96 MiB holds three of 32, but there is one
+		{3, 16, 10 << 20, 1},  // a trace over the budget still runs, alone
+		{0, 16, 96 << 20, 0},
+	} {
+		if got := readAtOnce(c.n, c.jobs, c.budget, cost); got != c.want {
+			t.Errorf("readAtOnce(%d, %d, %d MiB) = %d, want %d", c.n, c.jobs, c.budget>>20, got, c.want)
+		}
+	}
+}

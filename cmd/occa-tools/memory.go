@@ -219,3 +219,14 @@ func traceCost(sizes []int64, c readCost) func(i int) int64 {
 		return n
 	}
 }
+
+// readAtOnce is how many of n traces analysis.Parallel reads at once with
+// jobs workers and budget, when it can: as many as the costliest trace
+// lets the budget hold (at least one).
+func readAtOnce(n, jobs int, budget int64, cost func(i int) int64) int {
+	var most int64 = 1
+	for i := range n {
+		most = max(most, cost(i))
+	}
+	return min(n, jobs, int(max(1, budget/most)))
+}

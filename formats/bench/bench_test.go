@@ -212,8 +212,21 @@ func summarize(path string) error {
 	return summary.Merge(c).Report().Write(io.Discard, "table", "")
 }
 
-func BenchmarkPair(b *testing.B)    { run(b, pair) }
-func BenchmarkSummary(b *testing.B) { run(b, summarize) }
+func BenchmarkPair(b *testing.B) { run(b, pair) }
+
+// summarizeInline sums as summary does when every core has a trace to read.
+func summarizeInline(path string) error {
+	c := summary.NewInlineCollector()
+	res, err := analysis.Read(path, 0, analysis.Options{}, c.Add)
+	if err != nil {
+		return err
+	}
+	c.Finish(res)
+	return summary.Merge(c).Report().Write(io.Discard, "table", "")
+}
+
+func BenchmarkSummaryInline(b *testing.B) { run(b, summarizeInline) }
+func BenchmarkSummary(b *testing.B)       { run(b, summarize) }
 
 type rankWriter interface {
 	Add(*analysis.Process, *analysis.Row) error

@@ -8,8 +8,8 @@ import (
 )
 
 // Add hands rows to a goroutine of the Collector's own in batches, so that
-// the summing runs beside the decoding and pairing that produce the rows.
-// Finish, Merge and Report wait for it.
+// the summing runs beside the decoding and pairing that produce the rows
+// (unless the Collector is inline). Finish, Merge and Report wait for it.
 
 const (
 	batchRows = 4096
@@ -69,6 +69,10 @@ type pipe struct {
 // but cost a second batch entry per launch, which comes to more than the
 // union saves.
 func (c *Collector) Add(p *analysis.Process, r *analysis.Row) error {
+	if c.inline {
+		c.add(p, r)
+		return nil
+	}
 	c.push(p, r)
 	c.flush()
 	return nil

