@@ -546,9 +546,12 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 	if p.Rank < 0 {
 		p.Rank = int64(index)
 	}
-	if o.Reference != nil && p.Header.WorldSize > 1 {
+	final := finalStats(r, c)
+	if o.Reference != nil && p.Header.WorldSize > 1 && (final == nil || final.Events[trace.MpiClockSync] > 0) {
 		// A first pass finds the measurements, which come after the first
-		// rows (MPI_Init's) and at the end (MPI_Finalize's).
+		// rows (MPI_Init's) and at the end (MPI_Finalize's). A trace
+		// closed cleanly without any (a launcher's rank variables, no MPI
+		// library) is not read twice for them.
 		if p.Clock, _ = ClockSyncs(path, o.Salvage); len(p.Clock) > 0 {
 			p.toRef = newClockMap(*o.Reference, p.Clock)
 		}
@@ -563,8 +566,12 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 	if o.Window != 0 {
 		pr.Window = o.Window
 	}
-	if noDeviceTimes(r, c) {
-		pr.Window = 0 // nothing to wait for: launches go out as they end
+	if final != nil && final.Events[trace.DeviceTime] == 0 {
+		// Closed cleanly without device times: a launch waits for nothing.
+		// Holding a window of them would cost a large trace 11 MB and a
+		// tenth of the pairing's time, and put its launch rows out of step
+		// with the rest.
+		pr.Window = 0
 	}
 	n := 0
 	var e trace.Event
@@ -597,22 +604,18 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 	return res, nil
 }
 
-// noDeviceTimes reports whether the trace r reads from file c is closed
-// cleanly and its final stats count no device times. A launch then waits
-// for nothing: holding a window of them would cost a large trace 11 MB
-// and a tenth of the pairing's time, and put its launch rows out of step
-// with the rest.
-func noDeviceTimes(r *trace.Reader, c io.Closer) bool {
+// finalStats returns the final stats chunk of the trace r reads from c
+// when c is a file that ends with one (trace.Reader.FinalStats), else nil.
+func finalStats(r *trace.Reader, c io.Closer) *trace.Stats {
 	f, ok := c.(*os.File)
 	if !ok {
-		return false
+		return nil
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return false
+		return nil
 	}
-	s := r.FinalStats(f, fi.Size())
-	return s != nil && s.Events[trace.DeviceTime] == 0
+	return r.FinalStats(f, fi.Size())
 }
 
 // Result is what Read learned besides the rows.

@@ -61,4 +61,28 @@ func TestClockAlignment(t *testing.T) {
 	if want := []int64{h.WallTime(ms(1)), h.WallTime(ms(60)), h.WallTime(ms(200))}; !slices.Equal(got, want) || p.Clock != nil {
 		t.Errorf("no reference: %v, want %v (clock %v)", got, want, p.Clock)
 	}
+	// Cut before its final stats (a killed rank), the trace is still read
+	// twice for its measurements: only final stats that count none spare
+	// it the first pass.
+	r, c, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.(*os.File)
+	st, _ := f.Stat()
+	fs := r.FinalStats(f, st.Size())
+	c.Close()
+	if fs == nil || fs.Events[trace.MpiClockSync] != 2 {
+		t.Fatalf("final stats %+v, want 2 clock measurements", fs)
+	}
+	if err := os.Truncate(path, int64(fs.Bytes)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Read(path, 0, Options{Reference: ref}, func(*Process, *Row) error { return nil })
+	if err == nil || res == nil {
+		t.Fatalf("cut trace: %v, want the error that says it was cut", err)
+	}
+	if want := []ClockSync{{ms(10), 5000, 300}, {ms(110), -15000, 200}}; !slices.Equal(res.Process.Clock, want) {
+		t.Errorf("cut trace: clock %v, want %v", res.Process.Clock, want)
+	}
 }

@@ -43,14 +43,13 @@
 package chrome
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 
 	"github.com/libocca/occa-tools/formats/analysis"
+	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -59,8 +58,7 @@ const DeviceTID = 1000000
 
 // Writer writes one process's rows to one JSON file.
 type Writer struct {
-	f       *os.File
-	bw      *bufio.Writer
+	out     *table.File
 	p       *analysis.Process
 	pid     []byte // ,"pid":R
 	b       []byte
@@ -74,14 +72,14 @@ type Writer struct {
 // Create makes the file at path for process p and writes its start and the
 // process name.
 func Create(path string, p *analysis.Process) (*Writer, error) {
-	f, err := os.Create(path)
+	out, err := table.CreateFile(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), p: p, threads: map[uint32]bool{},
+	w := &Writer{out: out, p: p, threads: map[uint32]bool{},
 		devices: map[uint64]bool{}, strs: map[string][]byte{}, kinds: map[trace.Kind]string{}}
 	w.pid = strconv.AppendInt([]byte(`,"pid":`), p.Rank, 10)
-	w.bw.WriteString(`{"traceEvents":[`)
+	w.out.WriteString(`{"traceEvents":[`)
 	name := fmt.Sprintf("rank %d @ %s (pid %d)", p.Rank, p.Header.Host, p.Header.PID)
 	w.meta("process_name", 0, name)
 	w.b = append(w.b[:0], `{"ph":"M","name":"process_sort_index"`...)
@@ -96,12 +94,12 @@ func Create(path string, p *analysis.Process) (*Writer, error) {
 // event writes w.b as the next event of the array.
 func (w *Writer) event() error {
 	if w.n > 0 {
-		w.bw.WriteString(",\n")
+		w.out.WriteString(",\n")
 	} else {
-		w.bw.WriteByte('\n')
+		w.out.WriteByte('\n')
 	}
 	w.n++
-	_, err := w.bw.Write(w.b)
+	_, err := w.out.Write(w.b)
 	return err
 }
 
@@ -308,18 +306,14 @@ func (w *Writer) Close(res *analysis.Result) error {
 	}
 	info, err := json.Marshal(analysis.Info(p, res))
 	if err == nil {
-		w.bw.WriteString("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"occa-tools\",\"process\":")
-		w.bw.Write(info)
-		_, err = w.bw.WriteString("}}\n")
+		w.out.WriteString("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"occa-tools\",\"process\":")
+		w.out.Write(info)
+		w.out.WriteString("}}\n")
+	} else {
+		err = fmt.Errorf("%s: %w", w.out.Name(), err)
 	}
-	if e := w.bw.Flush(); err == nil {
+	if e := w.out.Close(); err == nil { // a write error stays in the buffer until Close
 		err = e
 	}
-	if e := w.f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", w.f.Name(), err)
-	}
-	return nil
+	return err
 }

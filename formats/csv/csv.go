@@ -11,21 +11,17 @@
 package csv
 
 import (
-	"bufio"
 	"encoding/csv"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
+	"github.com/libocca/occa-tools/formats/table"
 )
 
 // Writer writes one process's rows to one CSV file.
 type Writer struct {
-	f   *os.File
-	bw  *bufio.Writer
+	out *table.File
 	fl  *analysis.Flattener
 	rec analysis.Record
 	b   []byte
@@ -35,24 +31,20 @@ type Writer struct {
 // ompTables writes the OpenMP table of a trace as its rows come and its
 // dependences table on Close.
 type ompTables struct {
-	events string // the events table's path
-	f      *os.File
-	bw     *bufio.Writer
+	events string      // the events table's path
+	rows   *table.File // the OpenMP table, made at its first row
 	fl     *omp.Flattener
 	rec    omp.Record
 }
 
 // Create makes the file at path for process p and writes the header row.
 func Create(path string, p *analysis.Process) (*Writer, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.Create(path)
+	out, err := table.CreateFile(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), fl: analysis.NewFlattener(p), omp: ompTables{events: path}}
-	w.bw.WriteString(analysis.Events.CSVHeader())
+	w := &Writer{out: out, fl: analysis.NewFlattener(p), omp: ompTables{events: path}}
+	w.out.WriteString(analysis.Events.CSVHeader())
 	return w, nil
 }
 
@@ -63,20 +55,14 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	}
 	w.fl.Flatten(&w.rec, r)
 	w.b = analysis.Events.AppendCSV(w.b[:0], &w.rec)
-	_, err := w.bw.Write(w.b)
+	_, err := w.out.Write(w.b)
 	return err
 }
 
 // Close finishes the file, and the OpenMP tables when the trace had OpenMP
 // rows.
 func (w *Writer) Close(res *analysis.Result) error {
-	err := w.bw.Flush()
-	if e := w.f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		err = fmt.Errorf("%s: %w", w.f.Name(), err)
-	}
+	err := w.out.Close()
 	if e := w.omp.close(res); err == nil {
 		err = e
 	}
@@ -84,14 +70,13 @@ func (w *Writer) Close(res *analysis.Result) error {
 }
 
 // create makes the file of table for the trace and writes its header row.
-func (t *ompTables) create(table, header string) (*os.File, *bufio.Writer, error) {
-	f, err := omp.CreateTable(t.events, table)
+func (t *ompTables) create(name, header string) (*table.File, error) {
+	f, err := table.CreateFile(omp.TablePath(t.events, name))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	bw.WriteString(header)
-	return f, bw, nil
+	f.WriteString(header)
+	return f, nil
 }
 
 // add writes an OpenMP row to the OpenMP table (made at the first).
@@ -99,51 +84,40 @@ func (t *ompTables) add(p *analysis.Process, r *analysis.Row, b *[]byte) error {
 	if !omp.InTable(r) {
 		return nil
 	}
-	if t.f == nil {
+	if t.rows == nil {
 		var err error
-		if t.f, t.bw, err = t.create(omp.TableRows, omp.Rows.CSVHeader()); err != nil {
+		if t.rows, err = t.create(omp.TableRows, omp.Rows.CSVHeader()); err != nil {
 			return err
 		}
 		t.fl = omp.NewFlattener(p)
 	}
 	t.fl.Flatten(&t.rec, r)
 	*b = omp.Rows.AppendCSV((*b)[:0], &t.rec)
-	_, err := t.bw.Write(*b)
+	_, err := t.rows.Write(*b)
 	return err
 }
 
 // close finishes the OpenMP table and writes the dependences table, when
 // the trace had tasks (res.Tasks).
 func (t *ompTables) close(res *analysis.Result) error {
-	if t.f != nil {
-		err := t.bw.Flush()
-		if e := t.f.Close(); err == nil {
-			err = e
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.f.Name(), err)
+	if t.rows != nil {
+		if err := t.rows.Close(); err != nil {
+			return err
 		}
 	}
 	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
 		return nil
 	}
-	f, bw, err := t.create(omp.TableDependences, omp.Dependences.CSVHeader())
+	f, err := t.create(omp.TableDependences, omp.Dependences.CSVHeader())
 	if err != nil {
 		return err
 	}
 	var b []byte
 	for _, e := range omp.EdgeRecords(res.Process, res.Tasks) {
 		b = omp.Dependences.AppendCSV(b[:0], &e)
-		bw.Write(b)
+		f.Write(b)
 	}
-	err = bw.Flush()
-	if e := f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return nil
+	return f.Close()
 }
 
 // WriteProcesses writes the process table (analysis.Processes). It quotes

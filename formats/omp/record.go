@@ -5,9 +5,6 @@
 package omp
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/table"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -25,16 +22,6 @@ const (
 // (table.Sibling).
 func TablePath(events, name string) string {
 	return table.Sibling(events, analysis.Events.Name, name)
-}
-
-// CreateTable creates the file of table name that goes with the events
-// table at events (TablePath), and the directories it lies in.
-func CreateTable(events, name string) (*os.File, error) {
-	path := TablePath(events, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return os.Create(path)
 }
 
 // Record is one row of the OpenMP table: a analysis.Row with its OMP,

@@ -103,7 +103,10 @@ type devInfo struct {
 }
 
 type batch struct {
-	rows    []analysis.Row
+	rows []analysis.Row
+	// busy[i]: rows[i], in the ring, is not yet released (its capacity is
+	// rows').
+	busy    []bool
 	threads []threadInfo
 	devs    []devInfo
 	// sorted, when set, holds the rows that arrived since the last sorted
@@ -167,7 +170,6 @@ type Writer struct {
 	extraFlows []uint64
 
 	ring  [chunks]*batch          // row seq: ring[i/batchRows].rows[i%batchRows], i = (seq-1) % ringRows
-	busy  []bool                  // the ring slot holds a row not yet released
 	freed uint64                  // chunks handed back to the reader
 	over  map[uint64]analysis.Row // rows held longer than the ring, by seq
 	pend  []held                  // sorted
@@ -247,12 +249,15 @@ type packetZipper struct {
 func (z *packetZipper) pack(b []byte) ([]byte, error) {
 	z.buf.Reset()
 	if z.zw == nil {
+		z.zw, _ = spareZlib.Get().(*zlib.Writer)
+	}
+	if z.zw != nil {
+		z.zw.Reset(&z.buf)
+	} else {
 		var err error
 		if z.zw, err = zlib.NewWriterLevel(&z.buf, zlib.BestSpeed); err != nil {
 			return nil, err
 		}
-	} else {
-		z.zw.Reset(&z.buf)
 	}
 	if _, err := z.zw.Write(b); err != nil {
 		return nil, err
@@ -347,7 +352,7 @@ func Create(path string, p *analysis.Process, seq uint32, opts ...Option) (*Writ
 		seenTh:    map[uint32]bool{}, seenDev: map[uint64]bool{},
 		work: make(chan *batch, chunks), free: make(chan *batch, chunks), done: make(chan struct{}),
 		names: map[nameKey]uint64{}, threads: map[uint32]*thread{}, devices: map[uint64]*device{},
-		mem: analysis.NewMemoryInUse(), busy: make([]bool, ringRows), out: make([]byte, 0, firstOut),
+		mem: analysis.NewMemoryInUse(), out: make([]byte, 0, firstOut),
 		wfull: make(chan []byte, outBufs), wfree: make(chan []byte, outBufs), wdone: make(chan struct{}),
 		nwFree: make(chan []held, nwBufs)}
 	// The buffers start small and grow with the trace: a run of 10,000
@@ -440,14 +445,33 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 }
 
 // take returns a free batch. A batch gets its rows on first use, so that a
-// small trace does not pay for the whole ring.
+// small trace does not pay for the whole ring, from those of writers
+// closed before when there are (Close gives them back).
 func (w *Writer) take() *batch {
 	b := <-w.free
 	if b.rows == nil {
-		b.rows = make([]analysis.Row, 0, batchRows)
+		if r, ok := spareRows.Get().(*rowSlab); ok {
+			b.rows, b.busy = r.rows, r.busy
+		} else {
+			b.rows, b.busy = make([]analysis.Row, 0, batchRows), make([]bool, batchRows)
+		}
 	}
 	return b
 }
+
+// rowSlab is a batch's rows and busy flags, kept between writers: a run of
+// 10,000 small traces otherwise allocated and cleared 1 MiB of them for
+// each (a tenth of its time). A slab given back holds no busy row.
+type rowSlab struct {
+	rows []analysis.Row
+	busy []bool
+}
+
+var spareRows sync.Pool
+
+// spareZlib keeps the compressors of closed writers (zlib's state and its
+// match tables, about 1 MiB): Reset makes them as good as new.
+var spareZlib sync.Pool
 
 // sortNew sorts the rows that arrived since the last sorted set, on the
 // reader's goroutine, and hands them to the worker with batch b.
@@ -521,6 +545,10 @@ func (w *Writer) fileWriter() {
 			}
 		}
 		w.wfree <- b[:0]
+	}
+	if w.zip != nil && w.zip.zw != nil {
+		spareZlib.Put(w.zip.zw)
+		w.zip.zw = nil
 	}
 }
 
@@ -617,9 +645,8 @@ func (w *Writer) addBatch(b *batch) {
 		panic("perfetto: ring chunk in use")
 	}
 	w.ring[c] = b
-	base := c * batchRows
 	for i := range b.rows {
-		w.busy[base+uint64(i)] = true
+		b.busy[i] = true
 	}
 	w.order += uint64(len(b.rows))
 	if b.hasNew && !b.final {
@@ -630,8 +657,8 @@ func (w *Writer) addBatch(b *batch) {
 			c := w.freed % chunks
 			ch := w.ring[c]
 			for i := range ch.rows {
-				if idx := int32(c*batchRows + uint64(i)); w.busy[idx] {
-					w.moveAside(idx, w.freed*batchRows+uint64(i)+1)
+				if ch.busy[i] {
+					w.moveAside(int32(c*batchRows+uint64(i)), w.freed*batchRows+uint64(i)+1)
 				}
 			}
 			w.ring[c] = nil
@@ -671,8 +698,9 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 		h := m[k]
 		var r *analysis.Row
 		if h.idx >= 0 {
-			r = &w.ring[h.idx/batchRows].rows[h.idx%batchRows]
-			w.busy[h.idx] = false
+			ch := w.ring[h.idx/batchRows]
+			r = &ch.rows[h.idx%batchRows]
+			ch.busy[h.idx%batchRows] = false
 		} else {
 			row := w.over[h.seq]
 			delete(w.over, h.seq)
@@ -720,7 +748,8 @@ const chunks = ringRows / batchRows
 // chunk is handed back: it is in w.pend (every row that arrived ReorderRows
 // before the last merged one was merged there).
 func (w *Writer) moveAside(idx int32, seq uint64) {
-	r := &w.ring[idx/batchRows].rows[idx%batchRows]
+	ch := w.ring[idx/batchRows]
+	r := &ch.rows[idx%batchRows]
 	key := held{start: r.Start, dur: r.Dur, seq: seq}
 	if r.OMP != nil {
 		key.dur = ompHeldDur(r)
@@ -734,7 +763,7 @@ func (w *Writer) moveAside(idx int32, seq uint64) {
 	}
 	w.over[seq] = *r
 	w.pend[i].idx = -1
-	w.busy[idx] = false
+	ch.busy[idx%batchRows] = false
 }
 
 func (w *Writer) writeOut() {
@@ -1447,6 +1476,7 @@ func (w *Writer) Close(res *analysis.Result) error {
 		close(w.work)
 	})
 	<-w.done
+	w.giveBackRows()
 	err := w.err
 	if e := w.f.Close(); err == nil {
 		err = e
@@ -1455,6 +1485,30 @@ func (w *Writer) Close(res *analysis.Result) error {
 		return fmt.Errorf("%s: %w", w.f.Name(), err)
 	}
 	return nil
+}
+
+// giveBackRows puts the rows of the batches back in spareRows, once the
+// worker is done with them.
+func (w *Writer) giveBackRows() {
+	give := func(b *batch) {
+		if b != nil && b.rows != nil {
+			clear(b.busy)
+			spareRows.Put(&rowSlab{rows: b.rows[:0], busy: b.busy})
+			b.rows, b.busy = nil, nil
+		}
+	}
+	for _, b := range w.ring {
+		give(b)
+	}
+	for {
+		select {
+		case b := <-w.free:
+			give(b)
+		default:
+			give(w.cur)
+			return
+		}
+	}
 }
 
 // MaxTrace is the size from which a trace is kept split: protobuf parsers

@@ -2,8 +2,10 @@ package perfetto
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/analysis"
@@ -93,4 +95,61 @@ func TestHeldPastRing(t *testing.T) {
 	if !bytes.Contains(b, []byte("late")) {
 		t.Errorf("the held row is missing")
 	}
+}
+
+// Writers closed give their rows and compressors to the next ones: traces
+// written one after another and side by side come out byte for byte as
+// the first writer's did.
+func TestWritersReuseBuffers(t *testing.T) {
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 3}
+	var rows []analysis.Row
+	for i := range 3 * batchRows {
+		s := int64(1000 * i)
+		switch i % 3 {
+		case 0:
+			rows = append(rows, analysis.Row{Kind: trace.RunBegin, Name: "k", Start: s, Dur: 400, Corr: uint64(i + 1), Device: 1, Stream: 2, DevDur: -1})
+		case 1:
+			rows = append(rows, analysis.Row{Kind: trace.CopyBegin, Start: s, Dur: 300, Bytes: 4096, Device: 1, Aux: 1, DevDur: -1})
+		default:
+			rows = append(rows, analysis.Row{Kind: trace.RegionPush, Name: "step", Start: s - 500, Dur: 900, Thread: 1, DevDur: -1})
+		}
+	}
+	write := func(path string) []byte {
+		w, err := Create(path, p, 1, Compressed())
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		for i := range rows {
+			if err := w.Add(p, &rows[i]); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := w.Close(nil); err != nil {
+			t.Error(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Error(err)
+		}
+		return b
+	}
+	dir := t.TempDir()
+	want := write(filepath.Join(dir, "first"))
+	if len(want) < 1000 {
+		t.Fatalf("a trace of %d bytes", len(want))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 3 {
+				if got := write(filepath.Join(dir, fmt.Sprintf("g%d-%d", g, k))); !bytes.Equal(got, want) {
+					t.Errorf("writer %d of goroutine %d: %d bytes differ from the first's %d", k, g, len(got), len(want))
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

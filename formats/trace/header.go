@@ -44,8 +44,9 @@ type Header struct {
 	MemoryLimit uint64 // byte limit of the pool
 
 	// Kinds is the file's kind table (FORMAT.md §4): how each kind's events
-	// or defs are encoded. The reader fills it; the writer ignores it and
-	// writes KindTable().
+	// or defs are encoded. The reader fills it, shared with the other
+	// headers read with the same table: it is read-only. The writer
+	// ignores it and writes KindTable().
 	Kinds []KindDesc
 
 	// Unknown holds fields this version does not know, in file order, so a
@@ -236,7 +237,10 @@ func (h *Header) setField(tag uint64, v []byte) error {
 	case tagMemoryLimit:
 		h.MemoryLimit, err = getUint()
 	case tagKinds:
-		h.Kinds, err = parseKindTable(v)
+		var k *readKinds
+		if k, err = parseKinds(v); err == nil {
+			h.Kinds = k.descs
+		}
 	default:
 		h.Unknown = append(h.Unknown, HeaderField{tag, append([]byte(nil), v...)})
 	}

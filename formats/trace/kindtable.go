@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // KindDesc is one entry of a trace file's kind table (FORMAT.md §4): how the
@@ -232,6 +233,75 @@ func checkName(s string) error {
 		}
 	}
 	return nil
+}
+
+// readKinds is a kind table as a reader uses it: parsed, checked against
+// this reader's (compat, checkCompatible's verdict) and flattened (tab,
+// when compat is nil).
+type readKinds struct {
+	raw    string // the encoded field
+	descs  []KindDesc
+	compat error
+	tab    *kindTab
+}
+
+// recentKinds keeps the last few kind tables read, by their bytes: the
+// traces of one run carry the same table, and parsing, checking and
+// flattening it took half of opening a trace of a few thousand events,
+// which a summary of 10,000 ranks does 20,000 times. Its entries are
+// shared and never changed (Header.Kinds is read-only).
+var recentKinds struct {
+	sync.Mutex
+	k    [4]*readKinds
+	next int
+}
+
+// parseKinds returns the kind table encoded in v, parsed as parseKindTable
+// does, from recentKinds when it holds it.
+func parseKinds(v []byte) (*readKinds, error) {
+	recentKinds.Lock()
+	for _, k := range recentKinds.k {
+		if k != nil && k.raw == string(v) {
+			recentKinds.Unlock()
+			return k, nil
+		}
+	}
+	recentKinds.Unlock()
+	descs, err := parseKindTable(v)
+	if err != nil {
+		return nil, err
+	}
+	k := checkKinds(descs)
+	k.raw = string(v)
+	recentKinds.Lock()
+	recentKinds.k[recentKinds.next] = k
+	recentKinds.next = (recentKinds.next + 1) % len(recentKinds.k)
+	recentKinds.Unlock()
+	return k, nil
+}
+
+// kindsOf returns descs checked and flattened: from recentKinds when descs
+// is one of its tables (the header was parsed from a file), else worked
+// out now (a Header made in memory).
+func kindsOf(descs []KindDesc) *readKinds {
+	recentKinds.Lock()
+	for _, k := range recentKinds.k {
+		if k != nil && len(k.descs) == len(descs) && (len(descs) == 0 || &k.descs[0] == &descs[0]) {
+			recentKinds.Unlock()
+			return k
+		}
+	}
+	recentKinds.Unlock()
+	return checkKinds(descs)
+}
+
+// checkKinds checks descs against this reader's table and flattens them.
+func checkKinds(descs []KindDesc) *readKinds {
+	k := &readKinds{descs: descs, compat: checkCompatible(descs)}
+	if k.compat == nil {
+		k.tab = buildTab(descs)
+	}
+	return k
 }
 
 // checkCompatible checks a file's table against kinds.go (FORMAT.md §4): a

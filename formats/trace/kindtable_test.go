@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -265,11 +266,13 @@ func TestKindTableIncompatible(t *testing.T) {
 			"kind 64 (def_string): the file's kind table sets its text flag to false, this reader has true"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := trace.NewReader(bytes.NewReader(kindsHeader(c.table)))
-			want := "broken trace header at offset 20: the file's kind table is incompatible with this reader's: " + c.err + tail
-			var te *trace.Error
-			if err == nil || err.Error() != want || !errors.As(err, &te) || !errors.Is(err, trace.ErrVersion) {
-				t.Errorf("got %v\nwant %s", err, want)
+			for range 2 { // the second time from the tables read lately
+				_, err := trace.NewReader(bytes.NewReader(kindsHeader(c.table)))
+				want := "broken trace header at offset 20: the file's kind table is incompatible with this reader's: " + c.err + tail
+				var te *trace.Error
+				if err == nil || err.Error() != want || !errors.As(err, &te) || !errors.Is(err, trace.ErrVersion) {
+					t.Errorf("got %v\nwant %s", err, want)
+				}
 			}
 		})
 	}
@@ -283,6 +286,39 @@ func TestKindTableIncompatible(t *testing.T) {
 	if n, _, err := readAll(cat(kindsHeader(trace.AppendKindTable(nil, table)), evs, finalStats)); n != 0 || err == nil ||
 		!strings.Contains(err.Error(), "event 0: unknown event kind 1 (the file's kind table has no such timed kind)") {
 		t.Errorf("kind missing from the table: %d events, %v", n, err)
+	}
+}
+
+// Headers with the same kind table share one parsed table; tables that
+// differ, more of them than are kept, are each read as written.
+func TestKindTableShared(t *testing.T) {
+	a, err := trace.NewReader(bytes.NewReader(kindsHeader(trace.AppendKindTable(nil, trace.KindTable()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := trace.NewReader(bytes.NewReader(kindsHeader(trace.AppendKindTable(nil, trace.KindTable()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ka, kb := a.Header().Kinds, b.Header().Kinds; len(ka) == 0 || &ka[0] != &kb[0] {
+		t.Errorf("two headers of one table hold %d and %d kinds apart", len(ka), len(kb))
+	}
+	for round := range 2 {
+		for i := range 6 { // argument names are informative: each table reads
+			table := trace.KindTable()
+			for j := range table {
+				if table[j].Kind == trace.RunBegin {
+					table[j].Args[3].Name = fmt.Sprintf("queue%d", i)
+				}
+			}
+			r, err := trace.NewReader(bytes.NewReader(kindsHeader(trace.AppendKindTable(nil, table))))
+			if err != nil {
+				t.Fatalf("round %d, table %d: %v", round, i, err)
+			}
+			if got := r.Header().KindDesc(trace.RunBegin).Args[3].Name; got != fmt.Sprintf("queue%d", i) {
+				t.Errorf("round %d, table %d: run_begin's argument 3 is %q", round, i, got)
+			}
+		}
 	}
 }
 

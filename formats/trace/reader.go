@@ -182,14 +182,15 @@ func (r *Reader) readHeader() error {
 	if err := r.hdr.parseBody(body); err != nil {
 		return hdrErr(fileHeaderSize, err)
 	}
-	if err := checkCompatible(r.hdr.Kinds); err != nil {
+	kinds := kindsOf(r.hdr.Kinds)
+	if err := kinds.compat; err != nil {
 		by := "an occa-tools that did not record its version"
 		if r.hdr.ToolVersion != "" {
 			by = "occa-tools " + strconv.Quote(r.hdr.ToolVersion)
 		}
 		return hdrErr(fileHeaderSize, wrapf(ErrVersion, "the file's kind table is incompatible with this reader's: %v; the trace was written by %s, whose format should have had a new major version: read it with that release", err, by))
 	}
-	r.kinds = *buildTab(r.hdr.Kinds)
+	r.kinds = *kinds.tab
 	for h := range r.rawHead {
 		ki := &r.kinds[h&kindMask]
 		flags := (h&HeadS == 0 || ki.refs != 0) && (h&HeadC == 0 || ki.corr >= 0)
