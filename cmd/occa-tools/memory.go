@@ -34,10 +34,10 @@ func tuneGC(peak memorySize) {
 const baseMemory memorySize = 256 << 20
 
 // memoryPerJob is the default peak per trace read at once (-j) past the
-// fourth. On 16 cores (32 workload traces of 1.75 MB), -j 16 ran this
-// much faster than -j 1: at 256 MiB, summary 1.7 times, Parquet 2.2, CSV
-// 6.7, Perfetto 1.0 (it read one trace at a time); at 1 GiB, this default,
-// 5.1, 5.9, 11.9 and 3.3 times, with peak RSS 751, 663, 186 and 747 MiB.
+// fourth. At 256 MiB whatever -j, 16 cores read summaries two and Perfetto
+// traces one at a time: -j 16 ran summary 1.9 times as fast as -j 1 and
+// Perfetto 0.9; at 1 GiB, 5.1 and 3.3 times (tests/bench/README.md,
+// "-memory auto").
 const memoryPerJob memorySize = 64 << 20
 
 // defaultMemory is the peak to aim at when -memory is not given and jobs
