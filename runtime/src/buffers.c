@@ -165,12 +165,15 @@ static int still_mine(ot_thread *t) {
   }
 }
 
-static void hand_over(ot_thread *t) {
+/* Hands the thread's buffer over to the writer. counts_exact: the thread
+ * is between two records (not so on its way out, see ot_buf.counts_exact). */
+static void hand_over(ot_thread *t, int counts_exact) {
   if (!t->buf || !still_mine(t))
     return;
   ot_buf *b = t->buf;
   b->last_ticks = t->enc.ticks;
   memcpy(b->counts, t->enc.count, sizeof b->counts);
+  b->counts_exact = (uint32_t)counts_exact;
   uint32_t owned = OT_BUF_OWNED;
   while (!atomic_compare_exchange_weak_explicit(&b->state, &owned, OT_BUF_FULL,
                                                 memory_order_release, memory_order_relaxed)) {
@@ -227,7 +230,7 @@ static void thread_exit(void *arg) {
     return; /* nobody writes for a forked child; its memory goes with it */
   atomic_store(&t->in_call, 1); /* the writer keeps off while it hands over */
   record_pending_drops(t);
-  hand_over(t);
+  hand_over(t, 0);
   ot_self_tls = NULL;
   if (t->regions != t->region_inline)
     free(t->regions);
@@ -412,7 +415,7 @@ static uint8_t *reserve_slow(ot_thread *t, unsigned bytes) {
     uint32_t grown = cap * 2 < max_cap ? cap * 2 : max_cap;
     uint32_t share = share_cap();
     t->next_cap = grown < share ? grown : share;
-    hand_over(t);
+    hand_over(t, 1);
   }
   ot_buf *b = acquire(t);
   if (!b && ot_cfg.on_full_wait) {
@@ -485,7 +488,7 @@ int ot_host_take_full(ot_span_t *out) {
   out->thread = b->thread;
   out->slot = b->slot;
   out->full = 1;
-  out->counts = out->offset == 0 ? b->counts : NULL;
+  out->counts = out->offset == 0 && b->counts_exact ? b->counts : NULL;
   out->last_ticks = b->last_ticks;
   return 1;
 }

@@ -189,6 +189,11 @@ typedef struct ot_buf {
    * events chunk) without reading them. */
   uint64_t last_ticks;
   uint32_t counts[64];
+  /* 0 when the buffer was handed over by its thread's exit, where counts
+   * may hold one event more than the records: a thread cancelled
+   * asynchronously between counting an event and committing its record.
+   * The writer then counts the records itself. */
+  uint32_t counts_exact;
   struct ot_thread *owner;    /* set before OWNED; thread structs are never freed */
   struct ot_buf *_Atomic next; /* link in the full stack */
 } ot_buf;
