@@ -37,8 +37,11 @@ func CreateFile(path string) (*File, error) {
 func (t *File) Name() string { return t.f.Name() }
 
 // Close writes out what is buffered and closes the file; an error names
-// it. The File is not used after.
+// it. The File is not written after; a second Close is os.ErrClosed.
 func (t *File) Close() error {
+	if t.Writer == nil {
+		return fmt.Errorf("%s: %w", t.f.Name(), os.ErrClosed)
+	}
 	err := t.Flush()
 	if e := t.f.Close(); err == nil {
 		err = e

@@ -12,7 +12,7 @@ import (
 
 // A File writes what it is given, in its directory made on the way; a
 // buffer given back holds nothing of its earlier file; a write that fails
-// is Close's error, naming the file.
+// is Close's error, naming the file, and so is a second Close.
 func TestFile(t *testing.T) {
 	dir := t.TempDir()
 	big := bytes.Repeat([]byte("0123456789abcdef"), 3<<16) // 3 MiB: past the buffer
@@ -28,6 +28,9 @@ func TestFile(t *testing.T) {
 		f.Write(want)
 		if err := f.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if err := f.Close(); !errors.Is(err, os.ErrClosed) || !strings.HasPrefix(err.Error(), path+": ") {
+			t.Errorf("second Close() = %v, want %s's os.ErrClosed", err, path)
 		}
 		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s: %d bytes (%v), want %d", path, len(got), err, len(want))
