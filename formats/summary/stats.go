@@ -326,24 +326,23 @@ func bigClass(c int) int {
 	return -1
 }
 
-// giveBack puts u's big arrays in spareArrays; u lets go of them.
+// giveBack puts u's big arrays in spareArrays. Each of u's arrays is its
+// own (sorted lies in buf; the lanes, the merge buffers, the scratch and
+// the spill are separate arrays); u lets go of them.
 func (u *Union) giveBack() {
-	u.bigOwned(func(k int, a [][2]int64) {
-		a = a[:0]
-		spareArrays[k].Put(&a)
-	})
-}
-
-// bigOwned calls f with each of u's big arrays and its index in
-// bigArrays. Each of u's arrays is its own: sorted lies in buf; the lanes,
-// the merge buffers, the scratch and the spill are separate arrays.
-func (u *Union) bigOwned(f func(k int, a [][2]int64)) {
-	for _, a := range append([][][2]int64{u.buf, u.bufs[0], u.bufs[1], u.scratch, u.spill}, u.lanes...) {
+	give := func(a [][2]int64) {
 		for k, n := range bigArrays {
 			if cap(a) == n {
-				f(k, a)
+				a = a[:0]
+				spareArrays[k].Put(&a)
 			}
 		}
+	}
+	for _, a := range [][][2]int64{u.buf, u.bufs[0], u.bufs[1], u.scratch, u.spill} {
+		give(a)
+	}
+	for _, a := range u.lanes {
+		give(a)
 	}
 }
 

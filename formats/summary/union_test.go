@@ -110,18 +110,24 @@ func TestUnionBounded(t *testing.T) {
 		if exact && got != all || got > all || got < all/2 {
 			t.Fatalf("exact %v: union %d, of %d", exact, got, all)
 		}
-		// Sealed, it keeps its total and gives its big arrays to the next
-		// union (spareArrays; which of them a sync.Pool keeps is its
-		// own affair): the exact pass may run on the first pass's
-		// arrays, which hold its intervals still.
-		var big []int
-		u.bigOwned(func(k int, a [][2]int64) { big = append(big, len(a)) })
-		if exact && len(big) == 0 {
+		// Sealed, it keeps its total and gives its arrays to the next
+		// union: the exact pass runs on the first pass's arrays, which
+		// hold its intervals still.
+		k := bigClass(cap(u.buf))
+		if exact && (k < 0 || cap(u.buf) != bigArrays[k]) {
 			t.Fatalf("exact pass: sorted's array holds %d, not a big array's", cap(u.buf))
 		}
+		full := k >= 0 && cap(u.buf) == bigArrays[k]
 		u.Seal()
 		if u.Total() != got || u.buf != nil || u.bufs[0] != nil {
 			t.Fatalf("exact %v: sealed total %d, want %d; arrays kept", exact, u.Total(), got)
+		}
+		if full {
+			a, ok := spareArrays[k].Get().(*[][2]int64)
+			if !ok || cap(*a) != bigArrays[k] {
+				t.Fatalf("exact %v: no array of %d intervals given back", exact, bigArrays[k])
+			}
+			spareArrays[k].Put(a)
 		}
 	}
 }
