@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"math/bits"
 	"slices"
-	"sync"
 )
 
 // maxSamples is how many values a Dist keeps exactly (32 KiB); past that it
@@ -280,70 +279,12 @@ func push(l [][2]int64, start, end int64) [][2]int64 {
 
 // grow makes room for n more in l, doubling its capacity when it must
 // grow: l can be long, and append grows a long slice by a quarter only.
-// From poolFrom on it takes a big array from spareArrays when one is
-// there.
 func grow(l [][2]int64, n int) [][2]int64 {
 	if len(l)+n <= cap(l) {
 		return l
 	}
-	c := max(min(2*cap(l), maxArray), len(l)+n, 64)
-	if c >= poolFrom {
-		if k := bigClass(c); k >= 0 {
-			if a, ok := spareArrays[k].Get().(*[][2]int64); ok {
-				return append((*a)[:0], l...)
-			}
-		}
-	}
+	c := max(min(2*cap(l), 2*maxUnion+2*looseMax), len(l)+n, 64)
 	return append(make([][2]int64, 0, c), l...)
-}
-
-// maxArray is the most intervals a union's array grows to by doubling:
-// sorted at 2*maxUnion with the loose intervals merged in.
-const maxArray = 2*maxUnion + 2*looseMax
-
-// The big arrays, the sizes a union's arrays end at: sorted's at
-// 2*maxUnion in a trace whose intervals come mostly in order, maxArray
-// when late ones are merged in. Growing them afresh for each trace
-// (allocating, clearing and copying some 12 MiB per union, 5 to 7 unions
-// a trace) took a tenth of summing a trace of 3.9 M events, so sealed
-// unions give them back (giveBack) to spareArrays, and from poolFrom
-// intervals on a union takes one rather than grow step by step.
-var (
-	bigArrays   = [...]int{2 * maxUnion, maxArray}
-	spareArrays [len(bigArrays)]sync.Pool
-)
-
-const poolFrom = 1 << 15
-
-// bigClass returns the index of the smallest big array that holds c
-// intervals, or -1.
-func bigClass(c int) int {
-	for k, n := range bigArrays {
-		if c <= n {
-			return k
-		}
-	}
-	return -1
-}
-
-// giveBack puts u's big arrays in spareArrays. Each of u's arrays is its
-// own (sorted lies in buf; the lanes, the merge buffers, the scratch and
-// the spill are separate arrays); u lets go of them.
-func (u *Union) giveBack() {
-	give := func(a [][2]int64) {
-		for k, n := range bigArrays {
-			if cap(a) == n {
-				a = a[:0]
-				spareArrays[k].Put(&a)
-			}
-		}
-	}
-	for _, a := range [][][2]int64{u.buf, u.bufs[0], u.bufs[1], u.scratch, u.spill} {
-		give(a)
-	}
-	for _, a := range u.lanes {
-		give(a)
-	}
 }
 
 // mergeUnion appends to out the union of a and b, each sorted by start and
@@ -537,9 +478,7 @@ func (u *Union) Merge(o *Union) {
 // that takes no more intervals (its trace has been read). A later Add
 // counts on top of the total, as a separate union would.
 func (u *Union) Seal() {
-	total := u.Total()
-	u.giveBack()
-	*u = Union{Lag: u.Lag, retired: total}
+	*u = Union{Lag: u.Lag, retired: u.Total()}
 }
 
 // empty reports whether u has taken nothing yet.
