@@ -202,31 +202,30 @@ func pair(path string) error {
 	return err
 }
 
-func summarize(path string) error {
-	c := summary.NewCollector()
-	res, err := analysis.Read(path, 0, analysis.Options{}, c.Add)
-	if err != nil {
-		return err
+// summarizeWith sums the trace at path as summary does, with a collector
+// from newCollector.
+func summarizeWith(newCollector func() *summary.Collector) func(path string) error {
+	return func(path string) error {
+		c := newCollector()
+		res, err := analysis.Read(path, 0, analysis.Options{}, c.Add)
+		if err != nil {
+			return err
+		}
+		c.Finish(res)
+		return summary.Merge(c).Report().Write(io.Discard, "table", "")
 	}
-	c.Finish(res)
-	return summary.Merge(c).Report().Write(io.Discard, "table", "")
 }
 
-func BenchmarkPair(b *testing.B) { run(b, pair) }
+// summarize sums as summary does on a trace by itself; summarizeInline as
+// it does when every core has a trace to read.
+var (
+	summarize       = summarizeWith(summary.NewCollector)
+	summarizeInline = summarizeWith(summary.NewInlineCollector)
+)
 
-// summarizeInline sums as summary does when every core has a trace to read.
-func summarizeInline(path string) error {
-	c := summary.NewInlineCollector()
-	res, err := analysis.Read(path, 0, analysis.Options{}, c.Add)
-	if err != nil {
-		return err
-	}
-	c.Finish(res)
-	return summary.Merge(c).Report().Write(io.Discard, "table", "")
-}
-
-func BenchmarkSummaryInline(b *testing.B) { run(b, summarizeInline) }
+func BenchmarkPair(b *testing.B)          { run(b, pair) }
 func BenchmarkSummary(b *testing.B)       { run(b, summarize) }
+func BenchmarkSummaryInline(b *testing.B) { run(b, summarizeInline) }
 
 type rankWriter interface {
 	Add(*analysis.Process, *analysis.Row) error
