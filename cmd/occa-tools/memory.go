@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -89,10 +87,9 @@ func usableMemory(sys fs.FS) memorySize {
 	if err != nil {
 		return least
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
+	for line := range strings.Lines(string(b)) {
 		// hierarchy-id:controllers:path
-		id, rest, ok1 := strings.Cut(sc.Text(), ":")
+		id, rest, ok1 := strings.Cut(strings.TrimSuffix(line, "\n"), ":")
 		controllers, dir, ok2 := strings.Cut(rest, ":")
 		if !ok1 || !ok2 || !strings.HasPrefix(dir, "/") {
 			continue
