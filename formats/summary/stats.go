@@ -191,9 +191,6 @@ const DefaultLag = 10e9
 const (
 	looseMax = 1 << 16
 	maxUnion = 1 << 17
-	// maxHeld bounds a list's length: sorted compacts at 2*maxUnion and
-	// merges at most looseMax more in; a lane or merge buffer holds less.
-	maxHeld = 2*maxUnion + 2*looseMax
 )
 
 func (u *Union) Add(start, end int64) {
@@ -286,7 +283,7 @@ func grow(l [][2]int64, n int) [][2]int64 {
 	if len(l)+n <= cap(l) {
 		return l
 	}
-	c := max(min(2*cap(l), maxHeld), len(l)+n, 64)
+	c := max(min(2*cap(l), 2*maxUnion+2*looseMax), len(l)+n, 64)
 	return append(make([][2]int64, 0, c), l...)
 }
 
@@ -415,15 +412,7 @@ func (u *Union) room(n int) {
 	case len(u.sorted)+n <= cap(u.buf):
 		u.sorted = append(u.buf[:0], u.sorted...)
 	default:
-		// Past 16 Ki intervals, straight to the most a list holds: on the
-		// bundled workload's trace, where 9 unions pass it, doubling
-		// copied 44 MB and allocated 20 MB more (106 against 86 MB), all
-		// of it faulted in.
-		c := len(u.sorted) + n
-		if c > 16<<10 {
-			c = max(c, maxHeld)
-		}
-		u.sorted = grow(u.sorted[:len(u.sorted):len(u.sorted)], c-len(u.sorted))
+		u.sorted = grow(u.sorted, n)
 		u.buf = u.sorted[:0]
 	}
 }
@@ -456,14 +445,6 @@ func (u *Union) compact() {
 		}
 	}
 	u.sorted = u.sorted[i:]
-	// Back to the array's start once more has been retired before sorted
-	// than it holds: a short list that retires by Lag stays in the first
-	// part of a large array (and in the cache), rather than sliding through
-	// all of it (14 % slower on the generated trace), for one copy per
-	// as many intervals retired.
-	if off := cap(u.buf) - cap(u.sorted); off > len(u.sorted) && off >= 4096 {
-		u.sorted = append(u.buf[:0], u.sorted...)
-	}
 }
 
 // Total returns the busy time.
