@@ -49,14 +49,17 @@ Drops and incomplete traces are reported first, as warnings. Times in
 markdown formats use readable units. -section picks one table (with csv:
 a plain CSV file with a header row). Medians are exact up to 4096 calls
 per kernel and within 1.6 % beyond (a histogram of 64 buckets per power
-of two). A busy time keeps at most its last 131,072 intervals, none that
-ended over 10 s of trace time before the latest: the part of an interval
-that comes later but lies before them is left out. That happens to a
-thread whose buffer was written long after the others' (a main thread's
-last one, at exit: a few µs on the bundled workload). Every other figure
-is exact. Each trace is folded into the totals as soon as it is read, so
-memory does not grow with the number of ranks, and the report does not
-depend on the order traces finish in.
+of two). A busy time keeps at most its last 131,072 intervals (fewer
+when more than 8 of a trace's busy times hold many: they share 1,048,576),
+none that ended over 10 s of trace time before the latest: the part of an
+interval that comes later but lies before them is left out. That happens
+to a thread whose buffer was written long after the others' (a main
+thread's last one, at exit: a few µs on the bundled workload). A trace's
+devices past its first 1024 (only a damaged trace has so many) are summed
+in one row. Every other figure is exact. Each trace is folded into the
+totals as soon as it is read, so memory does not grow with the number of
+ranks, or of devices, and the report does not depend on the order traces
+finish in.
 
 A large run can be summed in shards, on many nodes: -shard i/n sums the
 traces of the ranks that are i modulo n, and -partial FILE writes that

@@ -161,10 +161,14 @@ func (d *Dist) Median() int64 {
 // that are merged in when they hold looseMax. Intervals that end more than
 // Lag ns before the latest start seen, or the oldest when more than
 // maxUnion are held, are retired into a running total; the part of a later
-// interval that falls before the retired horizon is not counted.
+// interval that falls before the retired horizon is not counted. Unions
+// that share a unionShare hold fewer than maxUnion each when many of them
+// hold many (unionShare).
 type Union struct {
 	Lag    int64
-	sorted [][2]int64 // by start, disjoint
+	share  *unionShare // nil: maxUnion, whatever other unions hold
+	joined bool        // counted in share.big
+	sorted [][2]int64  // by start, disjoint
 	// sorted's array from its start: retiring leaves a gap before sorted,
 	// taken back when sorted needs room, rather than moving sorted each
 	// time.
@@ -187,6 +191,44 @@ type Union struct {
 
 // DefaultLag is Union.Lag's default: 10 s of trace time.
 const DefaultLag = 10e9
+
+// A unionShare bounds what the unions of one collector hold together. A
+// trace may have up to maxDevices devices, each with three unions of up to
+// maxUnion intervals (6 MiB of arrays): 24 devices of 300,000 launches
+// each took summary's heap to 277 MiB. Up to sharedHeld/maxUnion unions
+// that hold more than bigUnion intervals hold maxUnion each, as any union
+// alone does; past that they split sharedHeld evenly (at least minUnion
+// each) and retire their oldest intervals sooner. Their arrays then hold
+// at most about 10 * sharedHeld intervals (160 MiB) together: their sorted
+// lists up to 6 * sharedHeld, the rest in lanes and merge buffers.
+type unionShare struct {
+	big  int // unions that joined: they hold, or held, more than bigUnion
+	held int // what each may hold; 0 until the first join: maxUnion
+}
+
+const (
+	sharedHeld = 8 * maxUnion // 1 Mi intervals
+	bigUnion   = 64           // a new list's first array
+	minUnion   = 256
+)
+
+func (s *unionShare) join() {
+	s.big++
+	s.held = min(maxUnion, max(minUnion, sharedHeld/s.big))
+}
+
+func (s *unionShare) leave() {
+	s.big--
+	s.held = min(maxUnion, max(minUnion, sharedHeld/max(s.big, 1)))
+}
+
+// held is how many intervals u keeps before retiring its oldest.
+func (u *Union) held() int {
+	if u.share == nil || u.share.held == 0 {
+		return maxUnion
+	}
+	return u.share.held
+}
 
 const (
 	looseMax = 1 << 16
@@ -212,7 +254,7 @@ func (u *Union) Add(start, end int64) {
 	default:
 		u.addLoose(start, end)
 	}
-	if u.nloose >= looseMax || len(u.sorted) >= 2*maxUnion {
+	if held := u.held(); u.nloose >= min(looseMax, held) || len(u.sorted) >= 2*held {
 		u.compact()
 	}
 }
@@ -412,6 +454,10 @@ func (u *Union) room(n int) {
 	case len(u.sorted)+n <= cap(u.buf):
 		u.sorted = append(u.buf[:0], u.sorted...)
 	default:
+		if u.share != nil && !u.joined && len(u.sorted)+n > bigUnion {
+			u.joined = true
+			u.share.join()
+		}
 		u.sorted = grow(u.sorted, n)
 		u.buf = u.sorted[:0]
 	}
@@ -436,8 +482,9 @@ func (u *Union) compact() {
 		lag = DefaultLag
 	}
 	cut := u.latest - lag
+	held := u.held()
 	i := 0
-	for ; i < len(u.sorted) && (u.sorted[i][1] < cut || len(u.sorted)-i > maxUnion); i++ {
+	for ; i < len(u.sorted) && (u.sorted[i][1] < cut || len(u.sorted)-i > held); i++ {
 		iv := u.sorted[i]
 		if iv[1] > u.horizon {
 			u.retired += iv[1] - max(iv[0], u.horizon)
@@ -445,6 +492,35 @@ func (u *Union) compact() {
 		}
 	}
 	u.sorted = u.sorted[i:]
+	if held < maxUnion {
+		u.shrink(held)
+	}
+}
+
+// shrink lets go of arrays grown while u could hold more than held: what
+// it holds from now on fits in arrays of about 2*held (its lanes and merge
+// buffers grow back as they need to).
+func (u *Union) shrink(held int) {
+	if c := 2*held + min(looseMax, held) + 1; cap(u.buf) > 2*c {
+		u.sorted = append(make([][2]int64, 0, c), u.sorted...)
+		u.buf = u.sorted[:0]
+	}
+	for i := range u.lanes {
+		if cap(u.lanes[i]) > 2*held && len(u.lanes[i]) == 0 {
+			u.lanes[i] = nil
+		}
+	}
+	for i := range u.bufs {
+		if cap(u.bufs[i]) > 2*held {
+			u.bufs[i] = nil
+		}
+	}
+	if cap(u.scratch) > 4*held {
+		u.scratch = nil
+	}
+	if cap(u.spill) > 2*held && len(u.spill) == 0 {
+		u.spill = nil
+	}
 }
 
 // Total returns the busy time.
@@ -478,7 +554,10 @@ func (u *Union) Merge(o *Union) {
 // that takes no more intervals (its trace has been read). A later Add
 // counts on top of the total, as a separate union would.
 func (u *Union) Seal() {
-	*u = Union{Lag: u.Lag, retired: u.Total()}
+	if u.joined {
+		u.share.leave()
+	}
+	*u = Union{Lag: u.Lag, share: u.share, retired: u.Total()}
 }
 
 // empty reports whether u has taken nothing yet.

@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -73,6 +74,7 @@ type rankStats struct {
 	dropBy    map[string]uint64
 	complete  bool
 	problems  int
+	devices   int // device rows of this collector (maxDevices)
 }
 
 // Collector gathers one trace's rows. Not safe for concurrent use: give each
@@ -102,6 +104,10 @@ type Collector struct {
 
 	omp   map[*analysis.Process]*ompProc // OpenMP rows of traces not yet finished (openmp.go)
 	ompBy map[string]*ompStats           // OpenMP figures by kernel
+
+	// share bounds what the busy-time unions of the traces being summed
+	// hold together, whatever their number of devices.
+	share unionShare
 
 	pipe   pipe
 	inline bool // Add sums on the caller's goroutine (NewInlineCollector)
@@ -146,6 +152,7 @@ func (c *Collector) rank(p *analysis.Process) *rankStats {
 	rs := c.ranks[p.Rank]
 	if rs == nil {
 		rs = &rankStats{host: p.Header.Host, pid: p.Header.PID, dropBy: map[string]uint64{}}
+		rs.apiBusy.share = &c.share
 		c.ranks[p.Rank] = rs
 	}
 	c.lastRS = rs
@@ -157,13 +164,41 @@ func (c *Collector) device(p *analysis.Process, id uint64) *deviceStats {
 	if id < uint64(len(c.devByID)) && c.devByID[id] != nil {
 		return c.devByID[id]
 	}
-	ds := getOr(c.devices, devKey{p.Rank, deviceName(p, id)})
+	ds := c.deviceNamed(c.lastRS, p.Rank, deviceName(p, id))
 	if id < 1<<10 && (id == 0 || p.Dict.Device(id).Known) {
 		if id >= uint64(len(c.devByID)) {
 			c.devByID = append(c.devByID, make([]*deviceStats, int(id)+1-len(c.devByID))...)
 		}
 		c.devByID[id] = ds
 	}
+	return ds
+}
+
+// maxDevices is how many devices a rank's trace has rows of: the others
+// (only a damaged or hostile trace has more: device ids are event
+// arguments) are summed in one row named otherDevices. Each costs about 3
+// KiB, and 200,000 device ids in an 800 KB trace took summary's heap to
+// 1 GiB.
+const maxDevices = 1024
+
+var otherDevices = "(devices past the first " + strconv.Itoa(maxDevices) + ")"
+
+// deviceNamed returns the stats of rank's device name, rs being its stats.
+func (c *Collector) deviceNamed(rs *rankStats, rank int64, name string) *deviceStats {
+	ds := c.devices[devKey{rank, name}]
+	if ds != nil {
+		return ds
+	}
+	if rs.devices >= maxDevices {
+		name = otherDevices
+		if ds = c.devices[devKey{rank, name}]; ds != nil {
+			return ds
+		}
+	}
+	ds = &deviceStats{}
+	ds.kernelBusy.share, ds.copyBusy.share, ds.allBusy.share = &c.share, &c.share, &c.share
+	c.devices[devKey{rank, name}] = ds
+	rs.devices++
 	return ds
 }
 
@@ -308,10 +343,12 @@ func (c *Collector) addEnt(p *analysis.Process, e *ent) {
 		if e.id < uint64(len(c.copyBy)) {
 			if cs = c.copyBy[e.id]; cs == nil {
 				cs = getOr(c.copies, trace.CopyDirectionName(e.id))
+				cs.busy.share = &c.share
 				c.copyBy[e.id] = cs
 			}
 		} else {
 			cs = getOr(c.copies, trace.CopyDirectionName(e.id))
+			cs.busy.share = &c.share
 		}
 		cs.Add(e.dur)
 		cs.bytes += e.bytes
@@ -363,7 +400,7 @@ func (c *Collector) Finish(res *analysis.Result) {
 	}
 	if m := c.mem[p.Rank]; m != nil {
 		for _, a := range m.Live() {
-			ds := getOr(c.devices, devKey{p.Rank, deviceName(p, a.Device)})
+			ds := c.deviceNamed(rs, p.Rank, deviceName(p, a.Device))
 			ds.leaked++
 			ds.leakedBytes += a.Bytes
 		}

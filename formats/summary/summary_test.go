@@ -239,3 +239,52 @@ func TestInlineCollector(t *testing.T) {
 		}
 	}
 }
+
+// TestManyDevices: a trace's devices past maxDevices are summed in one
+// row, and many busy devices share their unions' memory (unionShare).
+func TestManyDevices(t *testing.T) {
+	const devices, busy, launches = maxDevices + 500, 24, 20000
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	c := NewCollector()
+	pr := analysis.NewPairer(p, c.Add)
+	now, corr := int64(tracetest.MonoStart), uint64(0)
+	launch := func(dev uint64) {
+		corr++
+		b := trace.Event{Kind: trace.RunBegin, Time: now, Args: [trace.MaxArgs]uint64{corr, 1, dev}}
+		e := trace.Event{Kind: trace.RunEnd, Time: now + 500, Args: [trace.MaxArgs]uint64{corr}}
+		pr.Add(&b)
+		pr.Add(&e)
+		now += 1000
+	}
+	for d := range devices { // one launch on each device
+		launch(uint64(100 + d))
+	}
+	for i := range busy * launches { // then many on the first busy ones
+		launch(uint64(100 + i%busy))
+	}
+	pr.Flush()
+	// kernelBusy and allBusy of each busy device and of the row of the
+	// devices past maxDevices (500 launches), and the rank's API calls.
+	if want := 2*(busy+1) + 1; c.share.big != want || c.share.held != sharedHeld/want {
+		t.Errorf("share: %d unions joined, each holds %d; want %d, %d", c.share.big, c.share.held, want, sharedHeld/want)
+	}
+	rep := c.Report()
+	rows := rep.Table("devices").Rows
+	if len(rows) != maxDevices+1 {
+		t.Fatalf("%d device rows, want %d", len(rows), maxDevices+1)
+	}
+	var total, other int64
+	for _, row := range rows {
+		n := row[2].(int64)
+		total += n
+		if row[1].(string) == otherDevices {
+			other = n
+		}
+		if want := int64(n) * 500; row[4].(Dur) != Dur(want) || row[9].(Dur) != Dur(want) {
+			t.Errorf("%s: busy %v and %v, want %v", row[1], row[4], row[9], Dur(want))
+		}
+	}
+	if total != devices+busy*launches || other != devices-maxDevices {
+		t.Errorf("kernels: %d in all, %d in %q; want %d, %d", total, other, otherDevices, devices+busy*launches, devices-maxDevices)
+	}
+}

@@ -112,3 +112,59 @@ func TestUnionBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestUnionShare checks that unions sharing a unionShare hold at most
+// about 10*sharedHeld intervals in their arrays together, however many of
+// them hold many, and stay exact on intervals that come in start order or
+// a little late; a sealed union leaves the share.
+func TestUnionShare(t *testing.T) {
+	const unions, each = 40, 200000
+	var share unionShare
+	us := make([]Union, unions)
+	for i := range us {
+		us[i].share = &share
+	}
+	held := func() (n int) {
+		for i := range us {
+			u := &us[i]
+			n += cap(u.buf) + cap(u.scratch) + cap(u.spill) + cap(u.bufs[0]) + cap(u.bufs[1])
+			for _, l := range u.lanes {
+				n += cap(l)
+			}
+		}
+		return n
+	}
+	most := 0
+	for k := range each {
+		for i := range us {
+			// Disjoint, and in start order but for every third, which
+			// comes one place late (held, so exact).
+			j := int64(k)
+			if k%3 == 1 {
+				j++
+			} else if k%3 == 2 {
+				j--
+			}
+			s := j*100 + int64(i)
+			us[i].Add(s, s+10)
+		}
+		if k%1000 == 999 {
+			most = max(most, held())
+		}
+	}
+	if share.big != unions || share.held != sharedHeld/unions {
+		t.Fatalf("share: %d unions joined, each holds %d; want %d, %d", share.big, share.held, unions, sharedHeld/unions)
+	}
+	if most > 10*sharedHeld {
+		t.Fatalf("the unions' arrays held %d intervals, over %d", most, 10*sharedHeld)
+	}
+	for i := range us {
+		if got := us[i].Total(); got != each*10 {
+			t.Fatalf("union %d: busy %d, want %d", i, got, each*10)
+		}
+		us[i].Seal()
+	}
+	if share.big != 0 || share.held != maxUnion {
+		t.Fatalf("after Seal: %d unions joined, each holds %d; want 0, %d", share.big, share.held, maxUnion)
+	}
+}
