@@ -55,8 +55,10 @@ none that ended over 10 s of trace time before the latest: the part of an
 interval that comes later but lies before them is left out. That happens
 to a thread whose buffer was written long after the others' (a main
 thread's last one, at exit: a few µs on the bundled workload). A trace's
-devices past its first 1024 (only a damaged trace has so many) are summed
-in one row. Every other figure is exact. Each trace is folded into the
+devices past its first 1024 are summed in one row, and so are the kernels,
+builds and steps past the first 1024 names in byte order ("(other
+kernels)", "(other regions)"): only a damaged trace has so many. Every
+other figure is exact. Each trace is folded into the
 totals as soon as it is read, so memory does not grow with the number of
 ranks, or of devices, and the report does not depend on the order traces
 finish in.

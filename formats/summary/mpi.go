@@ -171,11 +171,7 @@ func (c *Collector) stepRegion(r *analysis.Row) {
 	if mpi == 0 && whole {
 		return // not a step: no MPI call in it
 	}
-	st := c.steps[r.Name]
-	if st == nil {
-		st = &stepStats{}
-		c.steps[r.Name] = st
-	}
+	st := getOr(c.steps, nameKey(c.steps, &c.stepCut, r.Name, otherRegions, mergeStep))
 	st.regions++
 	if !whole {
 		st.truncated++

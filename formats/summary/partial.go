@@ -217,6 +217,7 @@ func (d *Dist) fromJSON(j *distJSON) error {
 func (c *Collector) WritePartial(w io.Writer, shard string, traces []TraceID) error {
 	c.sync()
 	c.ompFinishAll()
+	c.trimTables()
 	f := partialFile{Format: PartialFormat, Version: PartialVersion, Shard: shard, Traces: traces,
 		Kernels: map[string]*partialKernel{}, Copies: map[string]*partialCopy{}, Builds: map[string]*partialBuild{},
 		API: map[string]*distJSON{}, MPI: map[string]*partialMPI{}, Steps: map[string]*partialStep{}, OpenMP: map[string]*partialOMP{}, Ranks: map[string]*partialRank{}}
@@ -407,6 +408,7 @@ func ReadPartial(path string) (*Collector, []TraceID, error) {
 		rs.apiBusy.retired = v.APIBusy
 		c.ranks[rank] = rs
 	}
+	c.trimTables() // a file written by hand may hold any number of names
 	return c, f.Traces, nil
 }
 

@@ -69,6 +69,7 @@ func rate(bytes uint64, ns int64) Rate {
 func (c *Collector) Report() *Report {
 	c.sync()
 	c.ompFinishAll()
+	c.trimTables()
 	rep := &Report{}
 	for _, rs := range c.ranks {
 		rep.Ranks++

@@ -106,8 +106,10 @@ type Collector struct {
 	ompBy map[string]*ompStats           // OpenMP figures by kernel
 
 	// share bounds what the busy-time unions of the traces being summed
-	// hold together, whatever their number of devices.
-	share unionShare
+	// hold together, whatever their number of devices; the nameCuts bound
+	// the by-name tables (names.go).
+	share                                unionShare
+	kernelCut, buildCut, stepCut, ompCut nameCut
 
 	pipe   pipe
 	inline bool // Add sums on the caller's goroutine (NewInlineCollector)
@@ -214,7 +216,11 @@ func (c *Collector) kernel(id uint64, name string) *kernelStats {
 	if id < uint64(len(c.kernBy)) && c.kernBy[id].ks != nil && c.kernBy[id].name == name {
 		return c.kernBy[id].ks
 	}
-	k := getOr(c.kernels, name)
+	trims := c.kernelCut.trims
+	k := getOr(c.kernels, nameKey(c.kernels, &c.kernelCut, name, otherKernels, mergeKernel))
+	if c.kernelCut.trims != trims {
+		clear(c.kernBy)
+	}
 	if id < 1<<12 {
 		if id >= uint64(len(c.kernBy)) {
 			c.kernBy = append(c.kernBy, make([]kernSlot, int(id)+1-len(c.kernBy))...)
@@ -247,7 +253,7 @@ func (c *Collector) add(p *analysis.Process, r *analysis.Row) {
 		if !paired {
 			return
 		}
-		bs := getOr(c.builds, r.Name)
+		bs := getOr(c.builds, nameKey(c.builds, &c.buildCut, r.Name, otherKernels, mergeBuild))
 		bs.Add(r.Dur)
 		switch {
 		case r.Status != trace.StatusOK:
@@ -441,9 +447,7 @@ func (a *Collector) Absorb(c *Collector) {
 	c.sync()
 	c.ompFinishAll()
 	for k, v := range c.kernels {
-		o := getOr(a.kernels, k)
-		o.host.Merge(&v.host)
-		o.dev.Merge(&v.dev)
+		mergeKernel(getOr(a.kernels, nameKey(a.kernels, &a.kernelCut, k, otherKernels, mergeKernel)), v)
 	}
 	for k, v := range c.copies {
 		o := getOr(a.copies, k)
@@ -452,9 +456,7 @@ func (a *Collector) Absorb(c *Collector) {
 		o.busy.Merge(&v.busy)
 	}
 	for k, v := range c.builds {
-		o := getOr(a.builds, k)
-		o.Dist.Merge(&v.Dist)
-		o.hits, o.misses, o.failed = o.hits+v.hits, o.misses+v.misses, o.failed+v.failed
+		mergeBuild(getOr(a.builds, nameKey(a.builds, &a.buildCut, k, otherKernels, mergeBuild)), v)
 	}
 	for k, v := range c.api {
 		getOr(a.api, k).Merge(v)
@@ -463,13 +465,13 @@ func (a *Collector) Absorb(c *Collector) {
 		getOr(a.mpi, k).merge(v)
 	}
 	for k, v := range c.steps {
-		getOr(a.steps, k).merge(v)
+		getOr(a.steps, nameKey(a.steps, &a.stepCut, k, otherRegions, mergeStep)).merge(v)
 	}
 	for k, v := range c.ompBy {
 		if a.ompBy == nil {
 			a.ompBy = map[string]*ompStats{}
 		}
-		getOr(a.ompBy, k).merge(v)
+		getOr(a.ompBy, nameKey(a.ompBy, &a.ompCut, k, otherKernels, mergeOMP)).merge(v)
 	}
 	for k, v := range c.devices {
 		o := a.devices[k]

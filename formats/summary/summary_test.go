@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/analysis"
@@ -286,5 +288,85 @@ func TestManyDevices(t *testing.T) {
 	}
 	if total != devices+busy*launches || other != devices-maxDevices {
 		t.Errorf("kernels: %d in all, %d in %q; want %d, %d", total, other, otherDevices, devices+busy*launches, devices-maxDevices)
+	}
+}
+
+// TestManyNames: the kernels table keeps the maxNames smallest names and
+// sums the others in one row, and the report is the same whatever order
+// the launches are summed in, by one collector or several merged.
+func TestManyNames(t *testing.T) {
+	const kernels = maxNames + 700
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}}
+	var evs []trace.Event
+	now := int64(tracetest.MonoStart)
+	for i := range 3 * kernels { // kernel k launched 3 times, taking k ns
+		k := uint64(1 + i%kernels)
+		evs = append(evs,
+			trace.Event{Kind: trace.RunBegin, Time: now, Args: [trace.MaxArgs]uint64{uint64(i + 1), k, 1}},
+			trace.Event{Kind: trace.RunEnd, Time: now + int64(k), Args: [trace.MaxArgs]uint64{uint64(i + 1)}})
+		now += 10000
+	}
+	sum := func(parts ...[]trace.Event) string {
+		var cs []*Collector
+		for _, part := range parts {
+			c := NewCollector()
+			pr := analysis.NewPairer(p, c.Add)
+			for i := range part {
+				pr.Add(&part[i])
+			}
+			pr.Flush()
+			cs = append(cs, c)
+		}
+		var b bytes.Buffer
+		if err := Merge(cs...).Report().Write(&b, "json", "kernels"); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	whole := sum(evs)
+	half := len(evs) / 2 // launches are pairs: an even split keeps them whole
+	if got := sum(evs[half:], evs[:half]); got != whole {
+		t.Errorf("two collectors, second half first: report differs")
+	}
+	rev := make([]trace.Event, 0, len(evs)) // the kernels in the other order
+	for i := len(evs) - 2; i >= 0; i -= 2 {
+		rev = append(rev, evs[i], evs[i+1])
+	}
+	if got := sum(rev); got != whole {
+		t.Errorf("launches in reverse: report differs")
+	}
+
+	c := NewCollector()
+	pr := analysis.NewPairer(p, c.Add)
+	for i := range evs {
+		pr.Add(&evs[i])
+	}
+	pr.Flush()
+	rows := c.Report().Table("kernels").Rows
+	if len(rows) != maxNames+1 {
+		t.Fatalf("%d kernel rows, want %d", len(rows), maxNames+1)
+	}
+	names := make([]string, kernels)
+	for k := range names {
+		names[k] = "kernel#" + strconv.Itoa(k+1)
+	}
+	slices.Sort(names)
+	kept := map[string]bool{}
+	for _, n := range names[:maxNames] {
+		kept[n] = true
+	}
+	var calls, other int64
+	for _, row := range rows {
+		n := row[1].(int64)
+		calls += n
+		switch name := row[0].(string); {
+		case name == otherKernels:
+			other = n
+		case !kept[name]:
+			t.Errorf("row %q: not among the %d smallest names", name, maxNames)
+		}
+	}
+	if calls != 3*kernels || other != 3*(kernels-maxNames) {
+		t.Errorf("calls: %d in all, %d in %q; want %d, %d", calls, other, otherKernels, 3*kernels, 3*(kernels-maxNames))
 	}
 }
