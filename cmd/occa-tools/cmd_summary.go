@@ -56,9 +56,9 @@ interval that comes later but lies before them is left out. That happens
 to a thread whose buffer was written long after the others' (a main
 thread's last one, at exit: a few µs on the bundled workload). A trace's
 devices past its first 1024 are summed in one row, and so are the kernels,
-builds and steps past the first 1024 names in byte order ("(other
-kernels)", "(other regions)"): only a damaged trace has so many. Every
-other figure is exact. Each trace is folded into the
+builds, steps and MPI functions past the first 1024 names in byte order
+("(other kernels)", "(other regions)", "(other functions)"): only a
+damaged trace has so many. Every other figure is exact. Each trace is folded into the
 totals as soon as it is read, so memory does not grow with the number of
 ranks, or of devices, and the report does not depend on the order traces
 finish in.

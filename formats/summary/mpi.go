@@ -31,11 +31,8 @@ type mpiStats struct {
 // addMPI sums an MPI call's row (paired) into the function's figures and
 // its rank's time in MPI.
 func (c *Collector) addMPI(rs *rankStats, r *analysis.Row) {
-	ms := c.mpi[r.Name]
-	if ms == nil {
-		ms = &mpiStats{kind: r.Kind}
-		c.mpi[r.Name] = ms
-	}
+	ms := getOr(c.mpi, nameKey(c.mpi, &c.mpiCut, r.Name, otherFunctions, mergeMPI))
+	ms.kind = max(ms.kind, r.Kind) // as merge does: the row of other functions has several
 	ms.Add(r.Dur)
 	ms.bytes += r.Bytes
 	rs.mpiSum += r.Dur

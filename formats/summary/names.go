@@ -3,16 +3,17 @@ package summary
 import "slices"
 
 // maxNames is how many names a by-name table (kernels, builds, OpenMP
-// figures by kernel, steps) keeps rows of: the first in byte order. The
-// others are summed in one row (otherKernels, otherRegions). Names are
+// figures by kernel, steps, MPI functions) keeps rows of: the first in
+// byte order. The others are summed in one row (otherKernels, ...). Names are
 // strings and ids of the trace: 200,000 kernel ids in an 800 KB trace took
 // summary's heap to 243 MiB and its report to 14.8 MB, and a kernel's
 // figures alone may hold 66 KiB.
 const maxNames = 1024
 
 const (
-	otherKernels = "(other kernels)"
-	otherRegions = "(other regions)"
+	otherKernels   = "(other kernels)"
+	otherRegions   = "(other regions)"
+	otherFunctions = "(other functions)"
 )
 
 // nameCut keeps a by-name table to the maxNames smallest names in byte
@@ -84,6 +85,8 @@ func mergeStep(dst, src *stepStats) { dst.merge(src) }
 
 func mergeOMP(dst, src *ompStats) { dst.merge(src) }
 
+func mergeMPI(dst, src *mpiStats) { dst.merge(src) }
+
 // trimTables trims every by-name table to exactly maxNames names, so that
 // a report or a partial summary holds the same rows whatever order the
 // names came in.
@@ -94,5 +97,6 @@ func (c *Collector) trimTables() {
 	if c.ompBy != nil {
 		trimNames(c.ompBy, &c.ompCut, otherKernels, mergeOMP)
 	}
+	trimNames(c.mpi, &c.mpiCut, otherFunctions, mergeMPI)
 	clear(c.kernBy)
 }

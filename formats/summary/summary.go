@@ -108,8 +108,8 @@ type Collector struct {
 	// share bounds what the busy-time unions of the traces being summed
 	// hold together, whatever their number of devices; the nameCuts bound
 	// the by-name tables (names.go).
-	share                                unionShare
-	kernelCut, buildCut, stepCut, ompCut nameCut
+	share                                        unionShare
+	kernelCut, buildCut, stepCut, ompCut, mpiCut nameCut
 
 	pipe   pipe
 	inline bool // Add sums on the caller's goroutine (NewInlineCollector)
@@ -462,7 +462,7 @@ func (a *Collector) Absorb(c *Collector) {
 		getOr(a.api, k).Merge(v)
 	}
 	for k, v := range c.mpi {
-		getOr(a.mpi, k).merge(v)
+		getOr(a.mpi, nameKey(a.mpi, &a.mpiCut, k, otherFunctions, mergeMPI)).merge(v)
 	}
 	for k, v := range c.steps {
 		getOr(a.steps, nameKey(a.steps, &a.stepCut, k, otherRegions, mergeStep)).merge(v)
