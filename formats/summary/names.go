@@ -4,10 +4,10 @@ import "slices"
 
 // maxNames is how many names a by-name table (kernels, builds, OpenMP
 // figures by kernel, steps, MPI functions) keeps rows of: the first in
-// byte order. The others are summed in one row (otherKernels, ...). Names are
-// strings and ids of the trace: 200,000 kernel ids in an 800 KB trace took
-// summary's heap to 243 MiB and its report to 14.8 MB, and a kernel's
-// figures alone may hold 66 KiB.
+// byte order. The others are summed in one row (otherKernels, ...). Names
+// are strings and ids of the trace: 200,000 kernel ids in an 800 KB trace
+// took summary's heap to 243 MiB and its report to 14.8 MB, and a
+// kernel's figures alone may hold 66 KiB.
 const maxNames = 1024
 
 const (
