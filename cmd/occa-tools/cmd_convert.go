@@ -72,7 +72,10 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 times whose launch is
                 not in the trace on a "device time (launch unknown)"
                 track. A track has at most 256 sibling lanes: slices
-                overlapping more are left out, counted on stderr.
+                overlapping more are left out, counted on stderr. A
+                trace's threads past its first 4096, devices past 1024
+                and a device's streams past 1024 share one track each
+                (only a damaged trace has so many).
                 Over 2 GiB the trace stays split, one file per trace
                 (events-rankNNNNN.perfetto-trace), and a trace that would
                 pass 2 GiB by itself is split by time into parts

@@ -25,8 +25,11 @@
 // nesting goes on a sibling lane track ("name #2"), so nothing is
 // mis-nested. A track has at most MaxLanes lanes: a slice that fits none
 // (only a damaged or hostile trace has so many overlaps) is left out and
-// counted (Writer.LeftOut), which convert reports. Lanes are assigned in
-// start order: rows pass through a bounded reorder buffer (ReorderRows).
+// counted (Writer.LeftOut), which convert reports. Threads, devices and a
+// device's streams past maxThreads, maxDevices and maxStreams share one
+// track each, so that what a trace's ids can make is bounded. Lanes are
+// assigned in start order: rows pass through a bounded reorder buffer
+// (ReorderRows).
 // Times are unix ns on BOOTTIME (the trace's clock): ranks on different
 // nodes line up. Each is written as the distance from the packet before it
 // on an incremental clock of the writer's sequence (clock.go says what
@@ -132,9 +135,9 @@ type Writer struct {
 	cur         *batch
 	seenTh      map[uint32]bool
 	seenDev     map[uint64]bool
-	lastTh      uint32 // a thread in seenTh, when anyTh
+	lastTh      uint32 // the last row's thread, when anyTh
 	anyTh       bool
-	lastSeenDev uint64 // a device in seenDev, or 0
+	lastSeenDev uint64 // the last row's device, or 0
 	work        chan *batch
 	free        chan *batch
 	done        chan struct{}
@@ -155,6 +158,7 @@ type Writer struct {
 	threads   map[uint32]*thread // by index, from threadsLo up
 	threadsLo []*thread          // by index, below threadsLoMax
 	devices   map[uint64]*device
+	others    *others // the tracks past maxThreads and maxDevices
 	noLaunch  *laneSet
 	lastDev   *device
 	lastStrm  *laneSet
@@ -277,11 +281,12 @@ type thread struct {
 }
 
 type device struct {
-	id      uint64
-	uuid    uint64
-	counter uint64
-	name    string
-	streams map[uint64]*laneSet
+	id           uint64
+	uuid         uint64
+	counter      uint64
+	name         string
+	streams      map[uint64]*laneSet
+	otherStreams *laneSet // streams past maxStreams
 }
 
 type laneSet struct {
@@ -414,13 +419,13 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	b := w.cur
 	// Rows come in runs of one thread and device: the last seen skips the
 	// maps.
-	if (r.Thread != w.lastTh || !w.anyTh) && !w.seenTh[r.Thread] {
+	if (r.Thread != w.lastTh || !w.anyTh) && len(w.seenTh) < maxThreads && !w.seenTh[r.Thread] {
 		w.seenTh[r.Thread] = true
 		info := p.Dict.Thread(uint64(r.Thread))
 		b.threads = append(b.threads, threadInfo{index: r.Thread, tid: int64(info.TID), name: info.Name})
 	}
 	w.lastTh, w.anyTh = r.Thread, true
-	if r.Device != 0 && r.Device != w.lastSeenDev && !w.seenDev[r.Device] {
+	if r.Device != 0 && r.Device != w.lastSeenDev && len(w.seenDev) < maxDevices && !w.seenDev[r.Device] {
 		w.seenDev[r.Device] = true
 		b.devs = append(b.devs, devInfo{id: r.Device, name: p.Dict.Device(r.Device).Name()})
 	}
@@ -818,9 +823,8 @@ func (w *Writer) thread(t uint32) *thread {
 	} else if t >= threadsLoMax {
 		th = w.threads[t]
 	}
-	if th == nil { // not seen in Add: cannot happen, but stay safe
-		th = &thread{tid: w.pid*1000 + int64(t), name: "thread " + strconv.FormatUint(uint64(t), 10)}
-		w.setThread(t, th)
+	if th == nil { // past maxThreads (or, which cannot happen, not seen in Add)
+		return w.otherThreads()
 	}
 	if th.uuid == 0 {
 		th.uuid = w.newUUID()
@@ -848,7 +852,10 @@ func (w *Writer) dev(id uint64) *device {
 		return d
 	}
 	d := w.devices[id]
-	if d == nil { // not seen in Add: only the host
+	if d == nil && id != 0 && len(w.devices) >= maxDevices {
+		return w.otherDevices()
+	}
+	if d == nil { // not seen in Add: the host, or a device whose name was not read
 		name := "host"
 		if id != 0 {
 			name = "device#" + strconv.FormatUint(id, 10)
@@ -858,6 +865,48 @@ func (w *Writer) dev(id uint64) *device {
 	}
 	w.lastDev = d
 	return d
+}
+
+// maxThreads, maxDevices and maxStreams bound the tracks of a trace (and
+// what the writer keeps for each, a descriptor included, for every part of
+// a split trace): thread indexes and device and stream ids are event
+// arguments, and 1,000,000 device ids in a 4 MB trace took a conversion to
+// 769 MB and 6.4 s. Threads, devices and a device's streams past them share
+// one track each, where slices that overlap take lanes, or are left out and
+// counted, as on any track. Only a damaged trace has so many.
+const (
+	maxThreads = 4096
+	maxDevices = 1024
+	maxStreams = 1024 // per device
+)
+
+// others are the tracks shared past maxThreads and maxDevices, made on
+// first use.
+type others struct {
+	threads *thread
+	devices *device
+}
+
+func (w *Writer) otherThreads() *thread {
+	if w.others == nil {
+		w.others = &others{}
+	}
+	if w.others.threads == nil {
+		name := "(threads past the first " + strconv.Itoa(maxThreads) + ")"
+		u := w.named(w.proc, name, 0)
+		w.others.threads = &thread{uuid: u, name: name, lanes: &laneSet{name: name, parent: w.proc, lanes: []lane{{uuid: u}}}}
+	}
+	return w.others.threads
+}
+
+func (w *Writer) otherDevices() *device {
+	if w.others == nil {
+		w.others = &others{}
+	}
+	if w.others.devices == nil {
+		w.others.devices = &device{id: math.MaxUint64, name: "(devices past the first " + strconv.Itoa(maxDevices) + ")"}
+	}
+	return w.others.devices
 }
 
 // device returns device id, describing its track first.
@@ -876,6 +925,14 @@ func (w *Writer) stream(dev, s uint64) *laneSet {
 	}
 	d := w.device(dev)
 	ls := d.streams[s]
+	if ls == nil && len(d.streams) >= maxStreams {
+		if ls = d.otherStreams; ls == nil {
+			name := "(streams past the first " + strconv.Itoa(maxStreams) + ")"
+			u := w.named(d.uuid, name, maxStreams)
+			ls = &laneSet{name: name, parent: d.uuid, lanes: []lane{{uuid: u}}}
+			d.otherStreams = ls
+		}
+	}
 	if ls == nil {
 		name := "stream " + strconv.FormatUint(s, 10)
 		if s == 0 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -152,4 +154,83 @@ func TestWritersReuseBuffers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestTrackCaps: threads, devices and a device's streams past maxThreads,
+// maxDevices and maxStreams share one track each, and no slice is lost.
+func TestTrackCaps(t *testing.T) {
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	w, err := Create(path, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const threads, devices, streams = maxThreads + 3, maxDevices + 5, maxStreams + 7
+	now := int64(0)
+	add := func(r analysis.Row) {
+		r.Start, r.DevDur = now, -1
+		now += 100
+		if err := w.Add(p, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for th := range threads { // a region on every thread
+		add(analysis.Row{Kind: trace.RegionPush, Thread: uint32(th), Name: "r", Dur: 10})
+	}
+	for d := range devices { // a launch on every device, thread 0
+		add(analysis.Row{Kind: trace.RunBegin, Name: "k", Dur: 10, Corr: uint64(d + 1), Device: uint64(d + 1)})
+	}
+	for s := range streams { // and on every stream of device 1
+		add(analysis.Row{Kind: trace.RunBegin, Name: "k", Dur: 10, Corr: uint64(devices + s + 1), Device: 1, Stream: uint64(s + 1)})
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.LeftOut() != 0 {
+		t.Errorf("%d slices left out", w.LeftOut())
+	}
+	data, _ := os.ReadFile(path)
+	d := decode(t, data)
+	count := map[string]int{} // tracks by name, stream and thread numbers aside
+	for _, name := range d.tracks {
+		switch {
+		case strings.HasPrefix(name, "stream "):
+			name = "stream"
+		case strings.HasPrefix(name, "thread "):
+			name = "thread"
+		case strings.HasPrefix(name, "device device#"):
+			name = "device"
+		}
+		count[name]++
+	}
+	otherDev := "device (devices past the first " + strconv.Itoa(maxDevices) + ")"
+	otherTh := "(threads past the first " + strconv.Itoa(maxThreads) + ")"
+	otherStrm := "(streams past the first " + strconv.Itoa(maxStreams) + ")"
+	// Every device's stream 0 ("current stream", the shared device's
+	// too), and device 1's streams past it up to maxStreams in all.
+	want := map[string]int{"thread": maxThreads, "device": maxDevices, otherDev: 1, otherTh: 1, otherStrm: 1,
+		"current stream": maxDevices + 1, "stream": maxStreams - 1}
+	for name, n := range want {
+		if count[name] != n {
+			t.Errorf("%d tracks %q, want %d", count[name], name, n)
+		}
+	}
+	slices := 0
+	for u, ss := range d.slices(t) {
+		slices += len(ss)
+		switch d.tracks[u] {
+		case otherTh:
+			if len(ss) != threads-maxThreads {
+				t.Errorf("%d slices on %q, want %d", len(ss), otherTh, threads-maxThreads)
+			}
+		case otherStrm:
+			if want := streams - (maxStreams - 1); len(ss) != want {
+				t.Errorf("%d slices on %q, want %d", len(ss), otherStrm, want)
+			}
+		}
+	}
+	// Every row a slice on its thread, every launch one more on its stream.
+	if want := threads + 2*(devices+streams); slices != want {
+		t.Errorf("%d slices, want %d", slices, want)
+	}
 }
