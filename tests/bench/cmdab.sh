@@ -19,6 +19,7 @@
 # command it runs A then B, ROUNDS times (5 by default), and prints each
 # one's median and best.
 set -eu
+. "$(dirname "$0")/abrow.sh"
 [ $# -ge 3 ] || { echo "usage: $0 OCCA_TOOLS_A OCCA_TOOLS_B TRACE [ROUNDS] [COMMANDS]" >&2; exit 2; }
 A=$(realpath "$1") B=$(realpath "$2") TRACE=$(realpath "$3") ROUNDS=${4:-5}
 COMMANDS=${5:-'summary; convert -to csv; convert -to parquet; convert -to perfetto'}
@@ -41,10 +42,5 @@ for cmd in "${cmds[@]}"; do
       awk -v n="$EVENTS" '{ printf "%.3f\n", n / ($1 + $2) / 1e6 }' "$TMP/time" >>"$TMP/$bin"
     done
   done
-  for bin in A B; do sort -g "$TMP/$bin" >"$TMP/$bin.sorted"; done
-  printf '%-36s %8s %8s %8s %8s\n' "$label" \
-    "$(awk -v n="$ROUNDS" 'NR == int((n + 1) / 2)' "$TMP/A.sorted")" \
-    "$(awk -v n="$ROUNDS" 'NR == int((n + 1) / 2)' "$TMP/B.sorted")" \
-    "$(tail -1 "$TMP/A.sorted")" "$(tail -1 "$TMP/B.sorted")"
-  rm -f "$TMP/A" "$TMP/B"
+  ab_row 36 "$label" "$TMP"
 done

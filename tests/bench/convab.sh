@@ -16,6 +16,7 @@
 # default) in one process: 5x or more shows what a run of many traces gains
 # from what one trace's writers leave to the next (pools).
 set -eu
+. "$(dirname "$0")/abrow.sh"
 [ $# -ge 3 ] || { echo "usage: $0 BENCH_A BENCH_B TRACE [ROUNDS] [BENCHMARKS]" >&2; exit 2; }
 A=$(realpath "$1") B=$(realpath "$2") TRACE=$(realpath "$3") ROUNDS=${4:-5} BENCHTIME=${BENCHTIME:-1x}
 BENCHES=${5:-'Decode$ Pair$ Summary$ Parquet$ CSV$ Perfetto$'}
@@ -31,10 +32,5 @@ for bench in $BENCHES; do
         awk '/^Benchmark/ { for (i = 1; i < NF; i++) if ($(i+1) == "Mevents/cpu-s") print $i }' >>"$TMP/$bin"
     done
   done
-  for bin in A B; do sort -g "$TMP/$bin" >"$TMP/$bin.sorted"; done
-  printf '%-10s %8s %8s %8s %8s\n' "$bench" \
-    "$(awk -v n="$ROUNDS" 'NR == int((n + 1) / 2)' "$TMP/A.sorted")" \
-    "$(awk -v n="$ROUNDS" 'NR == int((n + 1) / 2)' "$TMP/B.sorted")" \
-    "$(tail -1 "$TMP/A.sorted")" "$(tail -1 "$TMP/B.sorted")"
-  rm -f "$TMP/A" "$TMP/B"
+  ab_row 10 "$bench" "$TMP"
 done
