@@ -57,8 +57,10 @@ to a thread whose buffer was written long after the others' (a main
 thread's last one, at exit: a few µs on the bundled workload). A trace's
 devices past its first 1024 are summed in one row, and so are the kernels,
 builds, steps and MPI functions past the first 1024 names in byte order
-("(other kernels)", "(other regions)", "(other functions)"): only a
-damaged trace has so many. Every other figure is exact. Each trace is folded into the
+("(other kernels)", "(other regions)", "(other functions)"), and
+allocations made while 262,144 are live are not followed one by one (the
+never-freed figures then undercount, said in a warning): only a damaged
+trace has so many. Every other figure is exact. Each trace is folded into the
 totals as soon as it is read, so memory does not grow with the number of
 ranks, or of devices, and the report does not depend on the order traces
 finish in.

@@ -125,6 +125,36 @@ func TestMemoryInUse(t *testing.T) {
 	}
 }
 
+// Past maxLive live allocations, the others count in use but are not
+// kept; a free subtracts its own bytes when its allocation was not kept.
+func TestMemoryInUseBounded(t *testing.T) {
+	m := NewMemoryInUse()
+	m.maxLive = 3
+	rows := []Row{
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 10, Memory: 1},
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 20, Memory: 2},
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 30, Memory: 3},
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 40, Memory: 4}, // not kept
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 25, Memory: 2}, // kept: replaces 2
+		{Kind: trace.MemoryFreeBegin, Device: 1, Bytes: 40, Memory: 4},
+		{Kind: trace.MemoryFreeBegin, Device: 1, Bytes: 0, Memory: 1},
+		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 50, Memory: 5}, // kept: room again
+	}
+	var got []int64
+	for i := range rows {
+		if _, v, ok := m.Add(&rows[i]); ok {
+			got = append(got, v)
+		}
+	}
+	if want := []int64{10, 30, 60, 100, 125, 85, 75, 125}; !equal(got, want) {
+		t.Errorf("in use %v, want %v", got, want)
+	}
+	live := m.Live()
+	if m.Untracked != 1 || m.Peak[1] != 125 || len(live) != 3 || live[2].Bytes != 25 || live[5].Bytes != 50 {
+		t.Errorf("untracked %d, peak %v, live %v", m.Untracked, m.Peak, live)
+	}
+}
+
 func equal(a, b []int64) bool {
 	if len(a) != len(b) {
 		return false

@@ -159,6 +159,7 @@ type partialRank struct {
 	DropBy    map[string]uint64 `json:"drop_by"`
 	Complete  bool              `json:"complete"`
 	Problems  int               `json:"problems"`
+	Untracked int64             `json:"untracked_allocs,omitempty"`
 }
 
 func (d *Dist) toJSON() distJSON {
@@ -256,7 +257,7 @@ func (c *Collector) WritePartial(w io.Writer, shard string, traces []TraceID) er
 	}
 	for k, v := range c.ranks {
 		f.Ranks[strconv.FormatInt(k, 10)] = &partialRank{v.host, v.pid, v.files, v.events, v.first, v.last, v.seen, v.kernels,
-			v.kernelSum, v.mpiSum, v.apiSum, v.apiBusy.Total(), v.copyBytes, v.dropped, v.dropRows, v.dropBy, v.complete, v.problems}
+			v.kernelSum, v.mpiSum, v.apiSum, v.apiBusy.Total(), v.copyBytes, v.dropped, v.dropRows, v.dropBy, v.complete, v.problems, v.untracked}
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(&f)
@@ -401,7 +402,7 @@ func ReadPartial(path string) (*Collector, []TraceID, error) {
 		}
 		rs := &rankStats{host: v.Host, pid: v.PID, files: v.Files, events: v.Events, first: v.First, last: v.Last, seen: v.Seen,
 			kernels: v.Kernels, kernelSum: v.KernelSum, mpiSum: v.MPISum, apiSum: v.APISum, copyBytes: v.CopyBytes, dropped: v.Dropped,
-			dropRows: v.DropRows, dropBy: v.DropBy, complete: v.Complete, problems: v.Problems}
+			dropRows: v.DropRows, dropBy: v.DropBy, complete: v.Complete, problems: v.Problems, untracked: v.Untracked}
 		if rs.dropBy == nil {
 			rs.dropBy = map[string]uint64{}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/libocca/occa-tools/formats/analysis"
 )
 
 // Cell types: a table cell is an int64 count, a Dur (ns), a Bytes, a
@@ -90,6 +92,10 @@ func (c *Collector) Report() *Report {
 		}
 		if rs.problems > 0 {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("rank %d: %d damaged parts skipped", k, rs.problems))
+		}
+		if rs.untracked > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("rank %d: %d allocations made while %d were live were not followed: the memory table's never-freed figures undercount",
+				k, rs.untracked, analysis.MaxLive))
 		}
 	}
 

@@ -74,7 +74,8 @@ type rankStats struct {
 	dropBy    map[string]uint64
 	complete  bool
 	problems  int
-	devices   int // device rows of this collector (maxDevices)
+	untracked int64 // allocations not kept (analysis.MaxLive)
+	devices   int   // device rows of this collector (maxDevices)
 }
 
 // Collector gathers one trace's rows. Not safe for concurrent use: give each
@@ -410,6 +411,7 @@ func (c *Collector) Finish(res *analysis.Result) {
 			ds.leaked++
 			ds.leakedBytes += a.Bytes
 		}
+		rs.untracked += m.Untracked
 		delete(c.mem, p.Rank)
 	}
 	// The trace's busy times are final: keep their totals only, so that
@@ -518,6 +520,7 @@ func (a *Collector) Absorb(c *Collector) {
 		}
 		o.complete = o.complete && v.complete
 		o.problems += v.problems
+		o.untracked += v.untracked
 	}
 	*c = *NewCollector()
 }

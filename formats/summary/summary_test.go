@@ -370,3 +370,45 @@ func TestManyNames(t *testing.T) {
 		t.Errorf("calls: %d in all, %d in %q; want %d, %d", calls, other, otherKernels, 3*kernels, 3*(kernels-maxNames))
 	}
 }
+
+// TestUntrackedAllocs: allocations past analysis.MaxLive live ones are
+// said in a warning, which a partial summary carries.
+func TestUntrackedAllocs(t *testing.T) {
+	const extra = 3
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 3}
+	c := NewCollector()
+	pr := analysis.NewPairer(p, c.Add)
+	now := int64(tracetest.MonoStart)
+	for i := range analysis.MaxLive + extra { // never freed
+		corr, mem := uint64(i+1), uint64(i+1)
+		b := trace.Event{Kind: trace.MemoryAllocBegin, Time: now, Args: [trace.MaxArgs]uint64{corr, 1, 4096}}
+		e := trace.Event{Kind: trace.MemoryAllocEnd, Time: now + 10, Args: [trace.MaxArgs]uint64{corr, mem, 0x7f0000000000 + mem<<12, trace.StatusOK}}
+		pr.Add(&b)
+		pr.Add(&e)
+		now += 100
+	}
+	pr.Flush()
+	c.Finish(&analysis.Result{Process: p, Complete: true})
+	want := "rank 3: " + strconv.Itoa(extra) + " allocations made while " + strconv.Itoa(analysis.MaxLive) +
+		" were live were not followed: the memory table's never-freed figures undercount"
+	path := filepath.Join(t.TempDir(), "part.json")
+	var b bytes.Buffer
+	if err := c.WritePartial(&b, "0/1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := ReadPartial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rep := range map[string]*Report{"collector": c.Report(), "partial": back.Report()} {
+		if !slices.Contains(rep.Warnings, want) {
+			t.Errorf("%s: warnings %q, want %q among them", name, rep.Warnings, want)
+		}
+		if rows := rep.Table("memory").Rows; len(rows) != 1 || rows[0][6].(int64) != analysis.MaxLive {
+			t.Errorf("%s: memory table %v, want %d never freed", name, rows, analysis.MaxLive)
+		}
+	}
+}
