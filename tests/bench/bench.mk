@@ -137,3 +137,17 @@ $(BENCH_DIR)/ompbench: $(GO_SRC)
 bench-omp: runtime omp-programs $(BENCH_DIR)/omptcost $(BENCH_DIR)/ompbench
 	@test -x $(OMP_PROGRAMS) || { echo "bench-omp: needs clang and libomp-dev (omp-programs was not built)"; exit 2; }
 	$(BENCH_DIR)/ompbench -program $(OMP_PROGRAMS) -omptcost $(BENCH_DIR)/omptcost -lib $(BUILD)/lib $(OMP_BENCH_FLAGS)
+
+# ---- The offline tools on hostile traces -------------------------------------
+#   make bench-hostile   wall and CPU seconds and peak RSS of summary and the
+#                        four converters on traces shaped to make them grow:
+#                        a million device ids, 200,000 threads, 200,000
+#                        kernel ids, a million allocations never freed, a
+#                        million begins never ended (tests/bench/README.md)
+.PHONY: bench-hostile
+$(BENCH_DIR)/hostilebench: $(GO_SRC)
+	@mkdir -p $(@D)
+	$(GO) build -o $@ ./tests/bench/cmd/hostilebench
+
+bench-hostile: commands $(BENCH_DIR)/hostilebench
+	$(BENCH_DIR)/hostilebench -tools $(BUILD)/bin/occa-tools -dir $(BUILD)/bench-hostile $(HOSTILE_FLAGS)

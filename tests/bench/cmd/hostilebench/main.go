@@ -1,0 +1,201 @@
+// Command hostilebench checks that the offline tools stay in bounded memory
+// on traces shaped to make them grow: it writes one trace per shape below,
+// runs summary and the four converters on each, and prints wall and CPU
+// seconds and peak RSS per command, and RSS over the trace's size.
+//
+//	devices  one launch on each of n device ids
+//	threads  one launch on each of n/5 thread indexes
+//	kernels  one launch of each of n/5 kernel ids
+//	allocs   n allocations never freed
+//	begins   n launch begins that never end
+//
+// Device ids, thread indexes, kernel ids, memory ids and unpaired begins
+// are what a damaged or hostile trace controls; each of these shapes once
+// took a command to hundreds of MB from a trace of a few MB or less (the
+// git log of formats/summary, formats/perfetto and formats/analysis says
+// which). The traces stay in -dir between runs.
+//
+//	hostilebench -tools build/bin/occa-tools -dir build/bench-hostile
+//
+// It exits 1 when a command fails: no input may crash the tools.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/formats/trace/tracetest"
+)
+
+var (
+	tools = flag.String("tools", "build/bin/occa-tools", "the occa-tools binary")
+	dir   = flag.String("dir", "build/bench-hostile", "where the traces and outputs go")
+	n     = flag.Int("n", 1_000_000, "the shapes' size (see the package comment)")
+)
+
+// shape writes the events of one trace shape.
+type shape struct {
+	name   string
+	events func(n int, add func(thread uint32, e trace.Event))
+}
+
+var shapes = []shape{
+	{"devices", func(n int, add func(uint32, trace.Event)) {
+		for i := range n {
+			launch(add, 0, uint64(i+1), 1, uint64(1000+i))
+		}
+	}},
+	{"threads", func(n int, add func(uint32, trace.Event)) {
+		for i := range n / 5 {
+			launch(add, uint32(10+i), uint64(i+1), 1, 1)
+		}
+	}},
+	{"kernels", func(n int, add func(uint32, trace.Event)) {
+		for i := range n / 5 {
+			launch(add, 0, uint64(i+1), uint64(1000+i), 1)
+		}
+	}},
+	{"allocs", func(n int, add func(uint32, trace.Event)) {
+		for i := range n {
+			corr, mem := uint64(i+1), uint64(i+1)
+			add(0, trace.Event{Kind: trace.MemoryAllocBegin, Args: [trace.MaxArgs]uint64{corr, 1, 4096}})
+			add(0, trace.Event{Kind: trace.MemoryAllocEnd, Args: [trace.MaxArgs]uint64{corr, mem, 0x7f0000000000 + mem<<12, trace.StatusOK}})
+		}
+	}},
+	{"begins", func(n int, add func(uint32, trace.Event)) {
+		for i := range n {
+			add(0, trace.Event{Kind: trace.RunBegin, Args: [trace.MaxArgs]uint64{uint64(i + 1), 1, 1}})
+		}
+	}},
+}
+
+func launch(add func(uint32, trace.Event), thread uint32, corr, kernel, device uint64) {
+	add(thread, trace.Event{Kind: trace.RunBegin, Args: [trace.MaxArgs]uint64{corr, kernel, device}})
+	add(thread, trace.Event{Kind: trace.RunEnd, Args: [trace.MaxArgs]uint64{corr, trace.StatusOK}})
+}
+
+// write writes shape s's trace at path, 500 ns between events, and
+// returns its number of events.
+func write(path string, s shape) (int, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	tw, err := trace.NewWriter(bw, tracetest.Header())
+	if err != nil {
+		return 0, err
+	}
+	if err := tw.WriteDefs(tracetest.Defs()); err != nil {
+		return 0, err
+	}
+	now, events := int64(tracetest.MonoStart), 0
+	var bt *trace.Batch
+	var btThread uint32
+	s.events(*n, func(thread uint32, e trace.Event) {
+		if err != nil {
+			return
+		}
+		if bt != nil && (btThread != thread || bt.Len() >= 1<<14) {
+			err = tw.WriteBatch(bt)
+			bt = nil
+		}
+		if bt == nil {
+			bt, btThread = tw.Batch(thread), thread
+		}
+		e.Time, now = now, now+500
+		if err == nil {
+			err = bt.AddEvent(&e)
+		}
+		events++
+	})
+	if err == nil && bt != nil {
+		err = tw.WriteBatch(bt)
+	}
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return events, err
+}
+
+// tail keeps the last 4 KiB written to it.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4<<10 {
+		t.b = append(t.b[:0], t.b[len(t.b)-4<<10:]...)
+	}
+	return len(p), nil
+}
+
+func main() {
+	flag.Parse()
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "hostilebench:", err)
+		os.Exit(1)
+	}
+	commands := [][]string{{"summary"}, {"convert", "-to", "csv"}, {"convert", "-to", "parquet"}, {"convert", "-to", "perfetto"}, {"convert", "-to", "chrome"}}
+	fmt.Printf("%-8s %9s %9s  %-20s %7s %7s %8s %10s\n", "shape", "events", "bytes", "command", "wall_s", "cpu_s", "rss_MB", "rss/bytes")
+	failed := false
+	for _, s := range shapes {
+		path := filepath.Join(*dir, fmt.Sprintf("%s-%d.occatrace", s.name, *n))
+		events, err := write(path, s)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hostilebench: %s: %v\n", path, err)
+			os.Exit(1)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hostilebench:", err)
+			os.Exit(1)
+		}
+		for _, c := range commands {
+			args := append([]string(nil), c...)
+			if c[0] == "convert" {
+				out := filepath.Join(*dir, "out")
+				os.RemoveAll(out)
+				args = append(args, "-o", out)
+			}
+			// Output to /dev/null, stderr's end kept: a report held here
+			// would count in the next commands' peak RSS (a child's starts
+			// from its parent's, as it is forked).
+			cmd := exec.Command(*tools, append(args, path)...)
+			var stderr tail
+			cmd.Stderr = &stderr
+			t0 := time.Now()
+			err := cmd.Run()
+			wall := time.Since(t0)
+			out := stderr.b
+			label := c[0]
+			if len(c) > 2 {
+				label += " " + c[2]
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "hostilebench: %s %s: %v\n%s", label, path, err, out)
+				failed = true
+				continue
+			}
+			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			rss := float64(ru.Maxrss) * 1024 // kB on Linux
+			fmt.Printf("%-8s %9d %9d  %-20s %7.2f %7.2f %8.1f %10.1f\n", s.name, events, st.Size(), label,
+				wall.Seconds(), cpu.Seconds(), rss/(1<<20), rss/float64(st.Size()))
+		}
+	}
+	os.RemoveAll(filepath.Join(*dir, "out"))
+	if failed {
+		os.Exit(1)
+	}
+}
