@@ -93,11 +93,13 @@ type launchOMP struct {
 	left    int  // implicit tasks not yet written
 }
 
-// deferredSlice is a task segment written at the end, with its flows.
+// deferredSlice is a task segment written at the end, with its flows. Its
+// name is interned when it is written: the names interned before may have
+// been forgotten since (Writer.forgetInterned).
 type deferredSlice struct {
 	start, end                   int64
 	depth                        int // on its lane
-	track, name                  uint64
+	track                        uint64
 	task, parent, launch, status uint64
 	out, in                      []uint64
 }
@@ -252,7 +254,7 @@ func (w *Writer) writeOMP(r *analysis.Row) {
 					}
 					return
 				}
-				o.deferred = append(o.deferred, deferredSlice{start: ts, end: ts + r.Dur, depth: len(l.stack) - 1, track: l.uuid, name: name,
+				o.deferred = append(o.deferred, deferredSlice{start: ts, end: ts + r.Dur, depth: len(l.stack) - 1, track: l.uuid,
 					task: m.Task, parent: m.Parent, launch: m.Launch, status: r.Status})
 				if first {
 					o.first[m.Task] = len(o.deferred) - 1
@@ -388,7 +390,8 @@ func (w *Writer) ompFinish() {
 		d := &o.deferred[i]
 		w.advance(d.start)
 		ann := []kv{{annotTask, d.task}, {annotParent, d.parent}, {annotLaunch, d.launch}, {annotStatus, d.status}}
-		w.ompEvent(d.start, typeSliceBegin, d.track, d.name, nil, in[i], ann)
+		name := w.iid(trace.OmpTaskSchedule, formTask, strconv.FormatUint(d.task, 10))
+		w.ompEvent(d.start, typeSliceBegin, d.track, name, nil, in[i], ann)
 		w.endFlows(d.end, d.depth, d.track, d.out)
 	}
 	w.drain()

@@ -324,6 +324,9 @@ func TestOpenMPLateContainers(t *testing.T) {
 		}
 	}
 	n := ReorderRows + ReorderRows/2
+	if n >= maxInterned { // a name per task: a clear would restart the clock, and nothing would be late
+		t.Fatalf("%d tasks, at least maxInterned (%d)", n, maxInterned)
+	}
 	end := int64(100 + 10*n)
 	// Tasks on both threads, inside the barrier waits.
 	for i := 0; i < n; i++ {

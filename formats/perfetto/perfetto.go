@@ -577,6 +577,34 @@ func (w *Writer) nextFile() {
 	w.f, w.paths, w.sizes = f, append(w.paths, path), append(w.sizes, 0)
 }
 
+// maxInterned bounds the event names interned on the sequence at once
+// (about 20 MB): names come from the trace (kernel names, markers, a name
+// per OpenMP task), and 800,000 of them took a conversion to 155 MB. Past
+// it the sequence's incremental state is cleared, and the names used from
+// then on are interned anew.
+const maxInterned = 1 << 18
+
+// forgetInterned forgets the names interned on the sequence, for a
+// sequence whose incremental state is cleared next (startSequence).
+func (w *Writer) forgetInterned() {
+	clear(w.names)
+	w.nameCache = [nameCacheSize]nameCacheEntry{}
+	w.annots = [annotCount]bool{}
+	w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
+}
+
+// internAnew clears the sequence's incremental state when maxInterned
+// names are interned. The packets waiting for their time name interned
+// ids: they go out first, before their time, as at a split.
+func (w *Writer) internAnew() {
+	if len(w.names) < maxInterned || w.err != nil {
+		return
+	}
+	w.drain()
+	w.forgetInterned()
+	w.startSequence()
+}
+
 // PartPath names part n (from 2) of the trace written to path:
 // events-rank00003-part0002.perfetto-trace for events-rank00003.perfetto-trace.
 func PartPath(path string, n int) string {
@@ -607,10 +635,7 @@ func (w *Writer) split() {
 	w.wfull <- nil
 	w.fileStart = w.Bytes
 	w.parts++
-	w.names = map[nameKey]uint64{}
-	w.nameCache = [nameCacheSize]nameCacheEntry{}
-	w.annots = [annotCount]bool{}
-	w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
+	w.forgetInterned()
 	w.startSequence()
 	for _, d := range w.descs {
 		w.out = append(w.out, d...)
@@ -716,6 +741,7 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 		}
 		w.last = max(w.last, r.Start)
 		w.split()
+		w.internAnew()
 		// The next row starts at the horizon, when this flush holds it.
 		w.horizon = math.MinInt64
 		if k+1 < n {

@@ -234,3 +234,79 @@ func TestTrackCaps(t *testing.T) {
 		t.Errorf("%d slices, want %d", slices, want)
 	}
 }
+
+// TestInternAnew: past maxInterned names, the sequence's incremental state
+// is cleared and names are interned anew; every slice keeps its own name,
+// also slices whose end waited for its time across a clear.
+func TestInternAnew(t *testing.T) {
+	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
+	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
+	w, err := Create(path, p, 1, Compressed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = maxInterned + maxInterned/2
+	for i := range n {
+		// A region per name on thread 0, and one long region on thread 1
+		// every 1000 whose end waits across many rows.
+		r := analysis.Row{Kind: trace.RegionPush, Name: "r" + strconv.Itoa(i), Start: int64(10 * i), Dur: 5, DevDur: -1}
+		if err := w.Add(p, &r); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 0 {
+			r := analysis.Row{Kind: trace.RegionPush, Thread: 1, Name: "long", Start: int64(10*i + 1), Dur: 9000, DevDur: -1}
+			if err := w.Add(p, &r); err != nil {
+				t.Fatal(err)
+			}
+			// A launch whose device slice starts 50 µs (5000 rows) later:
+			// its packet, naming an interned id, waits for its time, so
+			// that some wait across the clear.
+			l := analysis.Row{Kind: trace.RunBegin, Thread: 2, Name: "k" + strconv.Itoa(i), Start: int64(10*i + 2), Dur: 3,
+				Corr: uint64(i + 1), Device: 1, DevStart: int64(10*i + 50002), DevDur: 100}
+			if err := w.Add(p, &l); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.names) >= maxInterned {
+		t.Errorf("%d names interned at the end", len(w.names))
+	}
+	data, _ := os.ReadFile(path)
+	d := decode(t, data) // fails on a name iid not interned in its generation
+	if d.clears != 2 {   // the first packet, and one past maxInterned
+		t.Errorf("%d clears of the incremental state, want 2", d.clears)
+	}
+	seen, long, kernels := map[string]bool{}, 0, 0
+	for _, ss := range d.slices(t) {
+		for _, s := range ss {
+			if strings.HasPrefix(s.b.name, "run k") {
+				continue
+			}
+			if strings.HasPrefix(s.b.name, "k") { // a device slice
+				if want := "k" + strconv.FormatInt((s.start-p.WallTime(50002))/10, 10); s.b.name != want {
+					t.Fatalf("device slice at %d named %q, want %q", s.start, s.b.name, want)
+				}
+				kernels++
+				continue
+			}
+			if s.b.name == "long" {
+				if s.end-s.start != 9000 {
+					t.Errorf("long region of %d ns at %d, want 9000", s.end-s.start, s.start)
+				}
+				long++
+				continue
+			}
+			want := "r" + strconv.FormatInt((s.start-p.WallTime(0))/10, 10)
+			if s.b.name != want || seen[want] {
+				t.Fatalf("slice at %d named %q, want %q once", s.start, s.b.name, want)
+			}
+			seen[want] = true
+		}
+	}
+	if len(seen) != n || long != (n+999)/1000 || kernels != long {
+		t.Errorf("%d named regions, %d long ones and %d device slices, want %d, %d and %d", len(seen), long, kernels, n, (n+999)/1000, (n+999)/1000)
+	}
+}
