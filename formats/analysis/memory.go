@@ -47,10 +47,12 @@ func (m *MemoryInUse) Add(r *Row) (device uint64, inUse int64, ok bool) {
 		if r.Dur == Unpaired && r.Memory == 0 || r.Status != trace.StatusOK {
 			return 0, 0, false // no object: failed or its end was lost
 		}
-		if _, again := m.live[r.Memory]; r.Memory != 0 && (len(m.live) < m.maxLive || again) {
-			m.live[r.Memory] = Alloc{Device: r.Device, Bytes: r.Bytes, Name: r.Name, Time: r.Start}
-		} else if r.Memory != 0 {
-			m.Untracked++
+		if r.Memory != 0 {
+			if _, again := m.live[r.Memory]; again || len(m.live) < m.maxLive {
+				m.live[r.Memory] = Alloc{Device: r.Device, Bytes: r.Bytes, Name: r.Name, Time: r.Start}
+			} else {
+				m.Untracked++
+			}
 		}
 		device = r.Device
 		m.InUse[device] += int64(r.Bytes)

@@ -31,7 +31,7 @@ type mpiStats struct {
 // addMPI sums an MPI call's row (paired) into the function's figures and
 // its rank's time in MPI.
 func (c *Collector) addMPI(rs *rankStats, r *analysis.Row) {
-	ms := getOr(c.mpi, nameKey(c.mpi, &c.mpiCut, r.Name, otherFunctions, mergeMPI))
+	ms := named(c.mpi, &c.mpiCut, r.Name, otherFunctions, mergeMPI)
 	ms.kind = max(ms.kind, r.Kind) // as merge does: the row of other functions has several
 	ms.Add(r.Dur)
 	ms.bytes += r.Bytes
@@ -168,7 +168,7 @@ func (c *Collector) stepRegion(r *analysis.Row) {
 	if mpi == 0 && whole {
 		return // not a step: no MPI call in it
 	}
-	st := getOr(c.steps, nameKey(c.steps, &c.stepCut, r.Name, otherRegions, mergeStep))
+	st := named(c.steps, &c.stepCut, r.Name, otherRegions, mergeStep)
 	st.regions++
 	if !whole {
 		st.truncated++

@@ -27,6 +27,12 @@ type nameCut struct {
 	trims int    // times the table was trimmed: pointers into it went stale
 }
 
+// named returns the figures that name's go into in m (its own, or the
+// other row's), trimming m first when it is full.
+func named[V any](m map[string]*V, n *nameCut, name, other string, merge func(dst, src *V)) *V {
+	return getOr(m, nameKey(m, n, name, other, merge))
+}
+
 // nameKey returns the key under which name's figures go in m, trimming m
 // first when it is full.
 func nameKey[V any](m map[string]*V, n *nameCut, name, other string, merge func(dst, src *V)) string {

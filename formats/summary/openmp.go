@@ -202,7 +202,7 @@ func (c *Collector) ompStats(p *analysis.Process, op *ompProc, launch, kernel ui
 	if c.ompBy == nil {
 		c.ompBy = map[string]*ompStats{}
 	}
-	s := getOr(c.ompBy, nameKey(c.ompBy, &c.ompCut, name, otherKernels, mergeOMP))
+	s := named(c.ompBy, &c.ompCut, name, otherKernels, mergeOMP)
 	if launch != 0 && !op.launches[launch] {
 		op.launches[launch] = true
 		s.launches++

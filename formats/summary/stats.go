@@ -212,15 +212,11 @@ const (
 	minUnion   = 256
 )
 
-func (s *unionShare) join() {
-	s.big++
-	s.held = min(maxUnion, max(minUnion, sharedHeld/s.big))
-}
+func (s *unionShare) join()  { s.big++; s.split() }
+func (s *unionShare) leave() { s.big--; s.split() }
 
-func (s *unionShare) leave() {
-	s.big--
-	s.held = min(maxUnion, max(minUnion, sharedHeld/max(s.big, 1)))
-}
+// split shares sharedHeld among the unions that joined.
+func (s *unionShare) split() { s.held = min(maxUnion, max(minUnion, sharedHeld/max(s.big, 1))) }
 
 // held is how many intervals u keeps before retiring its oldest.
 func (u *Union) held() int {

@@ -205,6 +205,13 @@ func (c *Collector) deviceNamed(rs *rankStats, rank int64, name string) *deviceS
 	return ds
 }
 
+// copyStats returns the stats of copies with direction argument dir.
+func (c *Collector) copyStats(dir uint64) *copyStats {
+	cs := getOr(c.copies, trace.CopyDirectionName(dir))
+	cs.busy.share = &c.share
+	return cs
+}
+
 // kernSlot caches a kernel's stats by id, with the name they are under: a
 // kernel's name may change when its def comes late.
 type kernSlot struct {
@@ -218,7 +225,7 @@ func (c *Collector) kernel(id uint64, name string) *kernelStats {
 		return c.kernBy[id].ks
 	}
 	trims := c.kernelCut.trims
-	k := getOr(c.kernels, nameKey(c.kernels, &c.kernelCut, name, otherKernels, mergeKernel))
+	k := named(c.kernels, &c.kernelCut, name, otherKernels, mergeKernel)
 	if c.kernelCut.trims != trims {
 		clear(c.kernBy)
 	}
@@ -254,7 +261,7 @@ func (c *Collector) add(p *analysis.Process, r *analysis.Row) {
 		if !paired {
 			return
 		}
-		bs := getOr(c.builds, nameKey(c.builds, &c.buildCut, r.Name, otherKernels, mergeBuild))
+		bs := named(c.builds, &c.buildCut, r.Name, otherKernels, mergeBuild)
 		bs.Add(r.Dur)
 		switch {
 		case r.Status != trace.StatusOK:
@@ -349,13 +356,11 @@ func (c *Collector) addEnt(p *analysis.Process, e *ent) {
 		var cs *copyStats
 		if e.id < uint64(len(c.copyBy)) {
 			if cs = c.copyBy[e.id]; cs == nil {
-				cs = getOr(c.copies, trace.CopyDirectionName(e.id))
-				cs.busy.share = &c.share
+				cs = c.copyStats(e.id)
 				c.copyBy[e.id] = cs
 			}
 		} else {
-			cs = getOr(c.copies, trace.CopyDirectionName(e.id))
-			cs.busy.share = &c.share
+			cs = c.copyStats(e.id)
 		}
 		cs.Add(e.dur)
 		cs.bytes += e.bytes
@@ -449,7 +454,7 @@ func (a *Collector) Absorb(c *Collector) {
 	c.sync()
 	c.ompFinishAll()
 	for k, v := range c.kernels {
-		mergeKernel(getOr(a.kernels, nameKey(a.kernels, &a.kernelCut, k, otherKernels, mergeKernel)), v)
+		mergeKernel(named(a.kernels, &a.kernelCut, k, otherKernels, mergeKernel), v)
 	}
 	for k, v := range c.copies {
 		o := getOr(a.copies, k)
@@ -458,22 +463,22 @@ func (a *Collector) Absorb(c *Collector) {
 		o.busy.Merge(&v.busy)
 	}
 	for k, v := range c.builds {
-		mergeBuild(getOr(a.builds, nameKey(a.builds, &a.buildCut, k, otherKernels, mergeBuild)), v)
+		mergeBuild(named(a.builds, &a.buildCut, k, otherKernels, mergeBuild), v)
 	}
 	for k, v := range c.api {
 		getOr(a.api, k).Merge(v)
 	}
 	for k, v := range c.mpi {
-		getOr(a.mpi, nameKey(a.mpi, &a.mpiCut, k, otherFunctions, mergeMPI)).merge(v)
+		named(a.mpi, &a.mpiCut, k, otherFunctions, mergeMPI).merge(v)
 	}
 	for k, v := range c.steps {
-		getOr(a.steps, nameKey(a.steps, &a.stepCut, k, otherRegions, mergeStep)).merge(v)
+		named(a.steps, &a.stepCut, k, otherRegions, mergeStep).merge(v)
 	}
 	for k, v := range c.ompBy {
 		if a.ompBy == nil {
 			a.ompBy = map[string]*ompStats{}
 		}
-		getOr(a.ompBy, nameKey(a.ompBy, &a.ompCut, k, otherKernels, mergeOMP)).merge(v)
+		named(a.ompBy, &a.ompCut, k, otherKernels, mergeOMP).merge(v)
 	}
 	for k, v := range c.devices {
 		o := a.devices[k]
