@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
-	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
 // The queue of packets due later gives them back earliest first, whether
@@ -116,12 +114,7 @@ func BenchmarkDue(b *testing.B) {
 // returns the decoded trace and the process (for WallTime).
 func writeRows(t *testing.T, rows []analysis.Row) (*decoded, *analysis.Process, *Writer) {
 	t.Helper()
-	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
-	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	w, err := Create(path, p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, path := testWriter(t)
 	for i := range rows {
 		if rows[i].DevDur == 0 {
 			rows[i].DevDur = -1

@@ -310,12 +310,7 @@ func cmpU(a, b uint64) int {
 // their own, so that nothing overlaps without nesting. The launch around it
 // comes last and still links to both implicit tasks.
 func TestOpenMPLateContainers(t *testing.T) {
-	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
-	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	w, err := Create(path, p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, path := testWriter(t)
 	add := func(r analysis.Row, m analysis.OMP) {
 		r.DevDur = -1
 		r.OMP = &m

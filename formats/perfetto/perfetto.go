@@ -158,17 +158,20 @@ type Writer struct {
 	threads   map[uint32]*thread // by index, from threadsLo up
 	threadsLo []*thread          // by index, below threadsLoMax
 	devices   map[uint64]*device
-	others    *others // the tracks past maxThreads and maxDevices
-	noLaunch  *laneSet
-	lastDev   *device
-	lastStrm  *laneSet
-	lastSKey  uint64
-	lastSDev  uint64
-	mem       *analysis.MemoryInUse
-	kinds     [256]string
-	omp       *ompWriter      // OpenMP state, nil until the first OpenMP row
-	mpi       mpiFlows        // MPI messages counted for their flows (mpi.go)
-	tasks     *analysis.Graph // the trace's task graph, from Close
+	// threadsPast and devicesPast are the tracks shared past maxThreads
+	// and maxDevices, made on first use.
+	threadsPast *thread
+	devicesPast *device
+	noLaunch    *laneSet
+	lastDev     *device
+	lastStrm    *laneSet
+	lastSKey    uint64
+	lastSDev    uint64
+	mem         *analysis.MemoryInUse
+	kinds       [256]string
+	omp         *ompWriter      // OpenMP state, nil until the first OpenMP row
+	mpi         mpiFlows        // MPI messages counted for their flows (mpi.go)
+	tasks       *analysis.Graph // the trace's task graph, from Close
 	// extraFlows are flow ids the next slice begins with besides its own
 	// (a launch's flows to its OpenMP implicit tasks).
 	extraFlows []uint64
@@ -906,33 +909,25 @@ const (
 	maxStreams = 1024 // per device
 )
 
-// others are the tracks shared past maxThreads and maxDevices, made on
-// first use.
-type others struct {
-	threads *thread
-	devices *device
+// pastName names the track shared by the things past the first n.
+func pastName(things string, n int) string {
+	return "(" + things + " past the first " + strconv.Itoa(n) + ")"
 }
 
 func (w *Writer) otherThreads() *thread {
-	if w.others == nil {
-		w.others = &others{}
-	}
-	if w.others.threads == nil {
-		name := "(threads past the first " + strconv.Itoa(maxThreads) + ")"
+	if w.threadsPast == nil {
+		name := pastName("threads", maxThreads)
 		u := w.named(w.proc, name, 0)
-		w.others.threads = &thread{uuid: u, name: name, lanes: &laneSet{name: name, parent: w.proc, lanes: []lane{{uuid: u}}}}
+		w.threadsPast = &thread{uuid: u, name: name, lanes: &laneSet{name: name, parent: w.proc, lanes: []lane{{uuid: u}}}}
 	}
-	return w.others.threads
+	return w.threadsPast
 }
 
 func (w *Writer) otherDevices() *device {
-	if w.others == nil {
-		w.others = &others{}
+	if w.devicesPast == nil {
+		w.devicesPast = &device{id: math.MaxUint64, name: pastName("devices", maxDevices)}
 	}
-	if w.others.devices == nil {
-		w.others.devices = &device{id: math.MaxUint64, name: "(devices past the first " + strconv.Itoa(maxDevices) + ")"}
-	}
-	return w.others.devices
+	return w.devicesPast
 }
 
 // device returns device id, describing its track first.
@@ -953,7 +948,7 @@ func (w *Writer) stream(dev, s uint64) *laneSet {
 	ls := d.streams[s]
 	if ls == nil && len(d.streams) >= maxStreams {
 		if ls = d.otherStreams; ls == nil {
-			name := "(streams past the first " + strconv.Itoa(maxStreams) + ")"
+			name := pastName("streams", maxStreams)
 			u := w.named(d.uuid, name, maxStreams)
 			ls = &laneSet{name: name, parent: d.uuid, lanes: []lane{{uuid: u}}}
 			d.otherStreams = ls

@@ -15,15 +15,23 @@ import (
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
-// Overlapping slices that do not nest go on a sibling lane; nested ones and
-// ones that follow stay on the thread's track. Rows may come in any order.
-func TestLanes(t *testing.T) {
+// testWriter makes a writer for a test process (rank 0) into a file in t's
+// temporary directory.
+func testWriter(t *testing.T, opts ...Option) (*Writer, *analysis.Process, string) {
+	t.Helper()
 	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
 	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	w, err := Create(path, p, 1)
+	w, err := Create(path, p, 1, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w, p, path
+}
+
+// Overlapping slices that do not nest go on a sibling lane; nested ones and
+// ones that follow stay on the thread's track. Rows may come in any order.
+func TestLanes(t *testing.T) {
+	w, p, path := testWriter(t)
 	rows := []analysis.Row{
 		{Kind: trace.RegionPush, Name: "b", Start: 150, Dur: 100, DevDur: -1}, // overlaps a: lane 2
 		{Kind: trace.RegionPush, Name: "a", Start: 100, Dur: 100, DevDur: -1},
@@ -70,12 +78,7 @@ func TestFixLen(t *testing.T) {
 // A row held longer than the row ring is moved aside and still written in
 // start order.
 func TestHeldPastRing(t *testing.T) {
-	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
-	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	w, err := Create(path, p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, path := testWriter(t)
 	late := analysis.Row{Kind: trace.RegionPush, Name: "late", Start: 1 << 40, Dur: 5, DevDur: -1}
 	if err := w.Add(p, &late); err != nil {
 		t.Fatal(err)
@@ -159,12 +162,7 @@ func TestWritersReuseBuffers(t *testing.T) {
 // TestTrackCaps: threads, devices and a device's streams past maxThreads,
 // maxDevices and maxStreams share one track each, and no slice is lost.
 func TestTrackCaps(t *testing.T) {
-	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
-	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	w, err := Create(path, p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, path := testWriter(t)
 	const threads, devices, streams = maxThreads + 3, maxDevices + 5, maxStreams + 7
 	now := int64(0)
 	add := func(r analysis.Row) {
@@ -203,9 +201,9 @@ func TestTrackCaps(t *testing.T) {
 		}
 		count[name]++
 	}
-	otherDev := "device (devices past the first " + strconv.Itoa(maxDevices) + ")"
-	otherTh := "(threads past the first " + strconv.Itoa(maxThreads) + ")"
-	otherStrm := "(streams past the first " + strconv.Itoa(maxStreams) + ")"
+	otherDev := "device " + pastName("devices", maxDevices)
+	otherTh := pastName("threads", maxThreads)
+	otherStrm := pastName("streams", maxStreams)
 	// Every device's stream 0 ("current stream", the shared device's
 	// too), and device 1's streams past it up to maxStreams in all.
 	want := map[string]int{"thread": maxThreads, "device": maxDevices, otherDev: 1, otherTh: 1, otherStrm: 1,
@@ -239,12 +237,7 @@ func TestTrackCaps(t *testing.T) {
 // is cleared and names are interned anew; every slice keeps its own name,
 // also slices whose end waited for its time across a clear.
 func TestInternAnew(t *testing.T) {
-	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
-	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	w, err := Create(path, p, 1, Compressed())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, path := testWriter(t, Compressed())
 	const n = maxInterned + maxInterned/2
 	for i := range n {
 		// A region per name on thread 0, and one long region on thread 1

@@ -3,13 +3,11 @@ package perfetto
 import (
 	"cmp"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
-	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
 // A trace whose Perfetto output would pass MaxTrace is split by time into
@@ -99,12 +97,7 @@ func checkStart(t *testing.T, data []byte) {
 func TestSplitOften(t *testing.T) {
 	defer func(m int64) { MaxTrace = m }(MaxTrace)
 	MaxTrace = 4000
-	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 0}
-	path := filepath.Join(t.TempDir(), "t.perfetto-trace")
-	w, err := Create(path, p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, _ := testWriter(t)
 	const n = 400
 	for i := int64(0); i < n; i++ {
 		s := 1000 + 100*i
