@@ -596,11 +596,12 @@ func (w *Writer) forgetInterned() {
 	w.newNames, w.newAnnots = w.newNames[:0], w.newAnnots[:0]
 }
 
-// internAnew clears the sequence's incremental state when maxInterned
-// names are interned. The packets waiting for their time name interned
+// internAnew clears the sequence's incremental state, for when maxInterned
+// names are interned (checked by the caller, per row, where a call costs
+// more than the check). The packets waiting for their time name interned
 // ids: they go out first, before their time, as at a split.
 func (w *Writer) internAnew() {
-	if len(w.names) < maxInterned || w.err != nil {
+	if w.err != nil {
 		return
 	}
 	w.drain()
@@ -744,7 +745,9 @@ func (w *Writer) flushReorder(nw []held, final bool) {
 		}
 		w.last = max(w.last, r.Start)
 		w.split()
-		w.internAnew()
+		if len(w.names) >= maxInterned {
+			w.internAnew()
+		}
 		// The next row starts at the horizon, when this flush holds it.
 		w.horizon = math.MinInt64
 		if k+1 < n {
