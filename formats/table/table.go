@@ -250,9 +250,13 @@ func civil(days int64) (y, m, d int64) {
 // four pairs do not wait on each other, where dividing by 100 again and
 // again makes one chain of multiplies as long as the number.
 func AppendInt(b []byte, v int64) []byte {
-	if uint64(v) < 10 {
+	if uint64(v) < 10 { // small enough to inline: no call for the zeros
 		return append(b, byte('0'+v))
 	}
+	return appendIntLong(b, v)
+}
+
+func appendIntLong(b []byte, v int64) []byte {
 	u := uint64(v)
 	if v < 0 {
 		b = append(b, '-')
