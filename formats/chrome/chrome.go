@@ -61,8 +61,7 @@ type Writer struct {
 	out     *table.File
 	p       *analysis.Process
 	pid     []byte // ,"pid":R
-	b       []byte
-	n       int // events written
+	n       int    // events written
 	threads map[uint32]bool
 	devices map[uint64]bool
 	strs    map[string][]byte
@@ -82,30 +81,32 @@ func Create(path string, p *analysis.Process) (*Writer, error) {
 	w.out.WriteString(`{"traceEvents":[`)
 	name := fmt.Sprintf("rank %d @ %s (pid %d)", p.Rank, p.Header.Host, p.Header.PID)
 	w.meta("process_name", 0, name)
-	w.b = append(w.b[:0], `{"ph":"M","name":"process_sort_index"`...)
-	w.b = append(w.b, w.pid...)
-	w.b = append(w.b, `,"tid":0,"args":{"sort_index":`...)
-	w.b = strconv.AppendInt(w.b, p.Rank, 10)
-	w.b = append(w.b, `}}`...)
-	w.event()
+	b := append(w.begin(), `{"ph":"M","name":"process_sort_index"`...)
+	b = append(b, w.pid...)
+	b = append(b, `,"tid":0,"args":{"sort_index":`...)
+	b = strconv.AppendInt(b, p.Rank, 10)
+	w.end(append(b, `}}`...))
 	return w, nil
 }
 
-// event writes w.b as the next event of the array.
-func (w *Writer) event() error {
+// begin starts the next event of the array, in the file's buffer
+// (table.File.Tail): the event is appended to what it returns, and given
+// to end.
+func (w *Writer) begin() []byte {
+	b := w.out.Tail()
 	if w.n > 0 {
-		w.out.WriteString(",\n")
-	} else {
-		w.out.WriteByte('\n')
+		b = append(b, ',')
 	}
 	w.n++
-	_, err := w.out.Write(w.b)
-	return err
+	return append(b, '\n')
 }
+
+// end writes the event that begin started.
+func (w *Writer) end(b []byte) error { return w.out.Commit(b) }
 
 // meta writes a metadata event naming a process or thread.
 func (w *Writer) meta(what string, tid int64, name string) error {
-	b := append(w.b[:0], `{"ph":"M","name":"`...)
+	b := append(w.begin(), `{"ph":"M","name":"`...)
 	b = append(b, what...)
 	b = append(b, '"')
 	b = append(b, w.pid...)
@@ -113,8 +114,7 @@ func (w *Writer) meta(what string, tid int64, name string) error {
 	b = strconv.AppendInt(b, tid, 10)
 	b = append(b, `,"args":{"name":`...)
 	b = appendJSONString(b, name)
-	w.b = append(b, `}}`...)
-	return w.event()
+	return w.end(append(b, `}}`...))
 }
 
 // str appends s as a JSON string, caching the encodings of names.
@@ -165,7 +165,7 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if r.Name != "" && (r.Kind == trace.RunBegin || r.Kind == trace.RegionPush || !span) {
 		name = r.Name
 	}
-	b := append(w.b[:0], `{"ph":`...)
+	b := append(w.begin(), `{"ph":`...)
 	if span && r.Dur >= 0 {
 		b = append(b, `"X"`...)
 	} else {
@@ -227,9 +227,7 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 		key("lost_dur_us")
 		b = AppendMicros(b, r.Dur)
 	}
-	b = append(b, `}}`...)
-	w.b = b
-	if err := w.event(); err != nil {
+	if err := w.end(append(b, `}}`...)); err != nil {
 		return err
 	}
 	if r.Kind == trace.RunBegin && r.DevDur >= 0 && r.DevStart != 0 {
@@ -241,7 +239,7 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 // device writes r's device interval on its device's pseudo-thread.
 func (w *Writer) device(r *analysis.Row, name, cat string) error {
 	w.devices[r.Device] = true
-	b := append(w.b[:0], `{"ph":"X","name":`...)
+	b := append(w.begin(), `{"ph":"X","name":`...)
 	b = w.str(b, name)
 	b = append(b, `,"cat":`...)
 	b = w.str(b, cat)
@@ -262,8 +260,7 @@ func (w *Writer) device(r *analysis.Row, name, cat string) error {
 		b = append(b, `,"stream":`...)
 		b = strconv.AppendUint(b, r.Stream, 10)
 	}
-	w.b = append(b, `}}`...)
-	return w.event()
+	return w.end(append(b, `}}`...))
 }
 
 // isSpan reports whether rows of kind k are begin/end pairs.

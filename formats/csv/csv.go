@@ -24,7 +24,6 @@ type Writer struct {
 	out *table.File
 	fl  *analysis.Flattener
 	rec analysis.Record
-	b   []byte
 	omp ompTables
 }
 
@@ -51,12 +50,10 @@ func Create(path string, p *analysis.Process) (*Writer, error) {
 // Add writes one row; it has the analysis.Sink signature.
 func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if r.OMP != nil {
-		return w.omp.add(p, r, &w.b)
+		return w.omp.add(p, r)
 	}
 	w.fl.Flatten(&w.rec, r)
-	w.b = analysis.Events.AppendCSV(w.b[:0], &w.rec)
-	_, err := w.out.Write(w.b)
-	return err
+	return w.out.Commit(analysis.Events.AppendCSV(w.out.Tail(), &w.rec))
 }
 
 // Close finishes the file, and the OpenMP tables when the trace had OpenMP
@@ -80,7 +77,7 @@ func (t *ompTables) create(name, header string) (*table.File, error) {
 }
 
 // add writes an OpenMP row to the OpenMP table (made at the first).
-func (t *ompTables) add(p *analysis.Process, r *analysis.Row, b *[]byte) error {
+func (t *ompTables) add(p *analysis.Process, r *analysis.Row) error {
 	if !omp.InTable(r) {
 		return nil
 	}
@@ -92,9 +89,7 @@ func (t *ompTables) add(p *analysis.Process, r *analysis.Row, b *[]byte) error {
 		t.fl = omp.NewFlattener(p)
 	}
 	t.fl.Flatten(&t.rec, r)
-	*b = omp.Rows.AppendCSV((*b)[:0], &t.rec)
-	_, err := t.rows.Write(*b)
-	return err
+	return t.rows.Commit(omp.Rows.AppendCSV(t.rows.Tail(), &t.rec))
 }
 
 // close finishes the OpenMP table and writes the dependences table, when
@@ -112,10 +107,8 @@ func (t *ompTables) close(res *analysis.Result) error {
 	if err != nil {
 		return err
 	}
-	var b []byte
 	for _, e := range omp.EdgeRecords(res.Process, res.Tasks) {
-		b = omp.Dependences.AppendCSV(b[:0], &e)
-		f.Write(b)
+		f.Commit(omp.Dependences.AppendCSV(f.Tail(), &e))
 	}
 	return f.Close()
 }

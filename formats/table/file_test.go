@@ -48,3 +48,61 @@ func TestFile(t *testing.T) {
 		t.Errorf("Close() = %v, want /dev/full's ENOSPC", err)
 	}
 }
+
+// Records appended to Tail and given to Commit come out in order and
+// whole: those that fit in the buffer's rest, those that outgrow it (append
+// moves them), and one longer than the buffer; mixed with Write,
+// WriteString and WriteByte. A failed write is the error of every Commit
+// after it, and the buffer stays its size.
+func TestFileCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records")
+	f, err := CreateFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range 40000 {
+		rec := bytes.Repeat([]byte{byte('a' + i%26)}, 1+i%97)
+		switch {
+		case i == 20000:
+			rec = bytes.Repeat([]byte("0123456789abcdef"), 1<<17) // 2 MiB
+		case i%1000 == 1:
+			f.WriteString("s")
+			f.WriteByte('b')
+			f.Write([]byte("w"))
+			want = append(want, "sbw"...)
+		}
+		b := f.Tail()
+		for _, c := range rec { // a byte at a time, as an encoder appends
+			b = append(b, c)
+		}
+		if err := f.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rec...)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes (%v), want %d", len(got), err, len(want))
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full to fail a write")
+	}
+	if f, err = CreateFile("/dev/full"); err != nil {
+		t.Fatal(err)
+	}
+	var errs int
+	for range 30000 { // 3 MiB
+		if err := f.Commit(append(f.Tail(), bytes.Repeat([]byte("x"), 100)...)); errors.Is(err, syscall.ENOSPC) {
+			errs++
+		}
+		if cap(f.buf) != fileBuffer {
+			t.Fatalf("buffer of %d bytes after a failed write", cap(f.buf))
+		}
+	}
+	if err := f.Close(); !errors.Is(err, syscall.ENOSPC) || errs < 30000-fileBuffer/100 {
+		t.Errorf("Close() = %v after %d Commits failed, want ENOSPC after at least %d", err, errs, 30000-fileBuffer/100)
+	}
+}
