@@ -46,12 +46,14 @@ func (t *File) Tail() []byte {
 	return t.buf[n:n:cap(t.buf)]
 }
 
-// Commit writes b, appended to what Tail returned. While it fits, b is
-// in the buffer already; one that outgrew it was moved by append, and is
-// copied after the buffer is written out.
+// Commit writes b, appended to what Tail returned. Mostly b is in the
+// buffer already; one that outgrew the buffer's rest on the way was moved
+// (by append or slices.Grow, which may have made room for more than b
+// holds now), and is copied after the buffer is written out.
 func (t *File) Commit(b []byte) error {
-	if n := len(t.buf); n+len(b) <= cap(t.buf) {
-		t.buf = t.buf[:n+len(b)]
+	n := len(t.buf)
+	if len(b) > 0 && n < cap(t.buf) && &b[0] == &t.buf[:n+1][n] {
+		t.buf = t.buf[:n+len(b)] // b's capacity is the buffer's rest
 		return t.err
 	}
 	_, err := t.Write(b)

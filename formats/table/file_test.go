@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,7 +52,8 @@ func TestFile(t *testing.T) {
 
 // Records appended to Tail and given to Commit come out in order and
 // whole: those that fit in the buffer's rest, those that outgrow it (append
-// moves them), and one longer than the buffer; mixed with Write,
+// moves them, to an array that may have room for more), and one longer
+// than the buffer; mixed with Write,
 // WriteString and WriteByte. A failed write is the error of every Commit
 // after it, and the buffer stays its size.
 func TestFileCommit(t *testing.T) {
@@ -76,16 +78,34 @@ func TestFileCommit(t *testing.T) {
 		for _, c := range rec { // a byte at a time, as an encoder appends
 			b = append(b, c)
 		}
+		// AppendInt makes room for more than it writes: b may be moved,
+		// and still be shorter than the buffer's rest.
+		b = AppendInt(b, -int64(i))
 		if err := f.Commit(b); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, rec...)
+		want = strconv.AppendInt(append(want, rec...), -int64(i), 10)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("%d bytes (%v), want %d", len(got), err, len(want))
+	}
+	// Each rest of the buffer near a record's length: AppendInt moves the
+	// record when the rest lacks its slack, which it may not use.
+	for rest := range 40 {
+		path := filepath.Join(t.TempDir(), "rest")
+		if f, err = CreateFile(path); err != nil {
+			t.Fatal(err)
+		}
+		fill := strings.Repeat("f", fileBuffer-rest)
+		f.WriteString(fill)
+		f.Commit(AppendInt(append(f.Tail(), "rec "...), -123456789))
+		f.Close()
+		if got, err := os.ReadFile(path); err != nil || string(got) != fill+"rec -123456789" {
+			t.Fatalf("rest %d: %q (%v) after the fill, want %q", rest, got[min(len(got), len(fill)):], err, "rec -123456789")
+		}
 	}
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full to fail a write")
