@@ -58,7 +58,6 @@
 package perfetto
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -70,8 +69,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/klauspost/compress/zlib"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -244,37 +241,6 @@ type Option func(*Writer)
 // the goroutine that writes the file). The 2 GiB split counts the bytes
 // unpacked, which is what a reader holds.
 func Compressed() Option { return func(w *Writer) { w.zip = &packetZipper{} } }
-
-// packetZipper compresses a buffer of whole packets into one packet.
-type packetZipper struct {
-	zw  *zlib.Writer
-	buf bytes.Buffer
-	out []byte
-}
-
-// pack returns the packets of b as one packet holding them compressed.
-func (z *packetZipper) pack(b []byte) ([]byte, error) {
-	z.buf.Reset()
-	if z.zw == nil {
-		z.zw, _ = spareZlib.Get().(*zlib.Writer)
-	}
-	if z.zw != nil {
-		z.zw.Reset(&z.buf)
-	} else {
-		var err error
-		if z.zw, err = zlib.NewWriterLevel(&z.buf, zlib.BestSpeed); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := z.zw.Write(b); err != nil {
-		return nil, err
-	}
-	if err := z.zw.Close(); err != nil {
-		return nil, err
-	}
-	z.out = enc(z.out[:0]).bytes(fTracePacket, enc(nil).bytes(fPktCompressed, z.buf.Bytes()))
-	return z.out, nil
-}
 
 type thread struct {
 	uuid  uint64
@@ -477,9 +443,9 @@ type rowSlab struct {
 
 var spareRows sync.Pool
 
-// spareZlib keeps the compressors of closed writers (zlib's state and its
-// match tables, about 1 MiB): Reset makes them as good as new.
-var spareZlib sync.Pool
+// spareFlate keeps the compressors of closed writers (deflate's state and
+// its match tables, about 1 MiB): Reset makes them as good as new.
+var spareFlate sync.Pool
 
 // sortNew sorts the rows that arrived since the last sorted set, on the
 // reader's goroutine, and hands them to the worker with batch b.
@@ -554,9 +520,9 @@ func (w *Writer) fileWriter() {
 		}
 		w.wfree <- b[:0]
 	}
-	if w.zip != nil && w.zip.zw != nil {
-		spareZlib.Put(w.zip.zw)
-		w.zip.zw = nil
+	if w.zip != nil && w.zip.fw != nil {
+		spareFlate.Put(w.zip.fw)
+		w.zip.fw = nil
 	}
 }
 

@@ -1,0 +1,79 @@
+package perfetto
+
+import (
+	"bytes"
+	"compress/zlib"
+	stdadler32 "hash/adler32"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// adler32 agrees with hash/adler32 on every length up to 300 (each tail
+// past the words), on all-0xff input (the largest sums) across reductions,
+// and on random bytes.
+func TestAdler32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	check := func(p []byte) {
+		t.Helper()
+		if got, want := adler32(p), stdadler32.Checksum(p); got != want {
+			t.Fatalf("adler32 of %d bytes = %#08x, want %#08x", len(p), got, want)
+		}
+	}
+	for n := range 301 {
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		check(p)
+		check(bytes.Repeat([]byte{0xff}, n))
+	}
+	for _, n := range []int{adlerBlock - 1, adlerBlock, adlerBlock + 7, 3*adlerBlock + 5} {
+		check(bytes.Repeat([]byte{0xff}, n))
+	}
+}
+
+func FuzzAdler32(f *testing.F) {
+	f.Add([]byte("Adler-32"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		if got, want := adler32(p), stdadler32.Checksum(p); got != want {
+			t.Fatalf("adler32(%q) = %#08x, want %#08x", p, got, want)
+		}
+	})
+}
+
+// pack's stream is a zlib stream: Go's zlib reader, which checks the
+// header and the checksum, gives back the packets, and a zlib.Writer at
+// BestSpeed writes the same bytes.
+func TestPackZlib(t *testing.T) {
+	var z packetZipper
+	for _, n := range []int{0, 1, 1000, 3 << 20} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i * i >> 7)
+		}
+		pkt, err := z.pack(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream := z.buf.Bytes()
+		if !bytes.HasSuffix(pkt, stream) {
+			t.Fatalf("%d bytes: the packet does not end with the stream", n)
+		}
+		zr, err := zlib.NewReader(bytes.NewReader(stream))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("%d bytes: inflated %d bytes (%v)", n, len(got), err)
+		}
+		var ref bytes.Buffer
+		zw, _ := zlib.NewWriterLevel(&ref, zlib.BestSpeed)
+		zw.Write(b)
+		zw.Close()
+		if !bytes.Equal(stream[:2], ref.Bytes()[:2]) || !bytes.Equal(stream[len(stream)-4:], ref.Bytes()[ref.Len()-4:]) {
+			t.Fatalf("%d bytes: header and checksum % x ... % x, zlib's % x ... % x", n, stream[:2], stream[len(stream)-4:], ref.Bytes()[:2], ref.Bytes()[ref.Len()-4:])
+		}
+	}
+}
