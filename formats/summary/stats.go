@@ -237,20 +237,22 @@ func (u *Union) Add(start, end int64) {
 	}
 	u.latest = max(u.latest, start)
 	n := len(u.sorted)
-	switch {
-	case n == 0 || start >= u.sorted[n-1][0]:
-		if n > 0 && start <= u.sorted[n-1][1] {
-			u.sorted[n-1][1] = max(u.sorted[n-1][1], end)
-		} else {
-			if n == cap(u.sorted) {
-				u.room(1)
-			}
-			u.sorted = push(u.sorted, start, end)
-		}
-	default:
+	if n > 0 && start < u.sorted[n-1][0] {
 		u.addLoose(start, end)
+		if held := u.held(); u.nloose >= min(looseMax, held) || n >= 2*held {
+			u.compact()
+		}
+		return
 	}
-	if held := u.held(); u.nloose >= min(looseMax, held) || len(u.sorted) >= 2*held {
+	if n > 0 && start <= u.sorted[n-1][1] { // extends the last: nothing more is held
+		u.sorted[n-1][1] = max(u.sorted[n-1][1], end)
+		return
+	}
+	if n == cap(u.sorted) {
+		u.room(1)
+	}
+	u.sorted = push(u.sorted, start, end)
+	if n+1 >= 2*u.held() {
 		u.compact()
 	}
 }

@@ -18,7 +18,10 @@
 # formats/bench's generator). COMMANDS: as cmdab.sh's, by default
 # "summary; convert -to csv; convert -to parquet; convert -to perfetto".
 # Each runs once per binary, with -j 1 and GOMAXPROCS=1: the work of one
-# core, without the scheduler's share of it.
+# core, without the scheduler's share of it; and with the garbage
+# collector stopping the program while it marks (GODEBUG=gcstoptheworld=1):
+# under valgrind a concurrent mark lasts long enough that the program's
+# write barriers moved a summary's count by a tenth from run to run.
 set -eu
 [ $# -ge 3 ] || { echo "usage: $0 OCCA_TOOLS_A OCCA_TOOLS_B TRACE [COMMANDS]" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "$0: needs valgrind (Debian: apt-get install valgrind)" >&2; exit 2; }
@@ -38,7 +41,7 @@ for cmd in "${cmds[@]}"; do
   for bin in A B; do
     rm -rf "$TMP/out"
     # cachegrind's summary line: "==PID== I   refs:      693,304,567".
-    GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+    GOMAXPROCS=1 GODEBUG=gcstoptheworld=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
       "${!bin}" "${words[@]}" "$TRACE" >/dev/null 2>"$TMP/stderr" ||
       { echo "$0: ${!bin} ${words[*]} $TRACE failed under valgrind:" >&2; tail -5 "$TMP/stderr" >&2; exit 1; }
     awk '/I +refs:/ { gsub(",", "", $NF); print $NF }' "$TMP/stderr" >"$TMP/$bin"
