@@ -10,8 +10,9 @@ import (
 // packetZipper compresses a buffer of whole packets into one packet: a
 // zlib stream (RFC 1950), which is what trace_processor inflates. The
 // framing is written here rather than by a zlib.Writer for its checksum:
-// hash/adler32 takes a byte at a time, a sixteenth of the CPU of
-// converting with compression; adler32 below takes eight.
+// hash/adler32 sums a byte at a time (2.8 GB/s on this project's VM, a
+// sixteenth of the instructions of converting with compression), adler32
+// below eight (4.3 GB/s, BenchmarkAdler32).
 type packetZipper struct {
 	fw  *flate.Writer
 	buf bytes.Buffer

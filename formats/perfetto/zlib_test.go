@@ -77,3 +77,23 @@ func TestPackZlib(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAdler32 is a 1 MiB buffer of packets through adler32, against
+// hash/adler32 in the same run.
+func BenchmarkAdler32(b *testing.B) {
+	p := make([]byte, 1<<20)
+	for i := range p {
+		p[i] = byte(i * i >> 5)
+	}
+	for _, c := range []struct {
+		name string
+		sum  func([]byte) uint32
+	}{{"adler32", adler32}, {"hash/adler32", stdadler32.Checksum}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			for range b.N {
+				c.sum(p)
+			}
+		})
+	}
+}
