@@ -263,7 +263,12 @@ func (r *Reader) decodeRawEvent(e *Event) error {
 	ticks := r.rawc.ticks + dz
 	clock := r.rawc.clock
 	e.Kind, e.Thread = k, r.thread
-	e.Time = max(clock.Nanos(ticks), r.time)
+	// The cached segment's conversion inlines; Nanos, a call, does the rest.
+	t, cached := clock.seg.Nanos(ticks)
+	if !cached {
+		t = clock.Nanos(ticks)
+	}
+	e.Time = max(t, r.time)
 	same := head&HeadS != 0
 	prev := &r.prev[k]
 	if same && ki.times == 0 {
