@@ -194,8 +194,10 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		return pr.begin(e)
 	case s.Pair != trace.KindInvalid:
 		b := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
-		if err := pr.sendLost(); err != nil {
-			return err
+		if len(pr.lost) > 0 { // rare: no call for the others
+			if err := pr.sendLost(); err != nil {
+				return err
+			}
 		}
 		if b == nil {
 			return pr.half(e)

@@ -24,10 +24,12 @@ const maxSlots = 1 << 12 // threads beyond this use the map only
 // begin records begin e until its end comes.
 func (pr *Pairer) begin(e *trace.Event) error {
 	corr := e.Args[0]
-	if old, ok := pr.open[corr]; ok { // a begin whose end was lost
-		delete(pr.open, corr)
-		if err := pr.half(&old); err != nil {
-			return err
+	if len(pr.open) > 0 { // mostly empty: a thread's begins wait in its slot
+		if old, ok := pr.open[corr]; ok { // a begin whose end was lost
+			delete(pr.open, corr)
+			if err := pr.half(&old); err != nil {
+				return err
+			}
 		}
 	}
 	if e.Thread >= maxSlots {
@@ -58,8 +60,10 @@ func (pr *Pairer) begin(e *trace.Event) error {
 		pr.inSlots++
 	}
 	sl.e, sl.used = *e, true
-	if err := pr.sendLost(); err != nil {
-		return err
+	if len(pr.lost) > 0 { // rare: no call for the others
+		if err := pr.sendLost(); err != nil {
+			return err
+		}
 	}
 	return pr.spill()
 }
@@ -93,9 +97,13 @@ func (pr *Pairer) sendLost() error {
 // or a hostile one, has so many, and memory stays bounded. An end that
 // comes later for one of them is a half too.
 func (pr *Pairer) spill() error {
-	if len(pr.open) <= MaxOpen {
+	if len(pr.open) <= MaxOpen { // small enough to inline: mostly true
 		return nil
 	}
+	return pr.spillNow()
+}
+
+func (pr *Pairer) spillNow() error {
 	rest := make([]trace.Event, 0, len(pr.open))
 	for _, b := range pr.open {
 		rest = append(rest, b)
@@ -172,11 +180,15 @@ func (pr *Pairer) takeBegin(corr uint64, thread uint32, k trace.Kind) *trace.Eve
 
 // kernelName returns kernel id's name, from a cache of Dict.Kernel.
 func (pr *Pairer) kernelName(id uint64) string {
+	if id < uint64(len(pr.kernels)) && pr.kernels[id] != "" { // inlines: the launches' case
+		return pr.kernels[id]
+	}
+	return pr.kernelNameNew(id)
+}
+
+func (pr *Pairer) kernelNameNew(id uint64) string {
 	if id >= 1<<16 {
 		return pr.P.Dict.Kernel(id).Name
-	}
-	if int(id) < len(pr.kernels) && pr.kernels[id] != "" {
-		return pr.kernels[id]
 	}
 	info := pr.P.Dict.Kernel(id)
 	if !info.Known {
