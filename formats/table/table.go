@@ -178,32 +178,37 @@ func AppendTime(b []byte, us int64) []byte {
 	const n = len("2026-11-23T23:45:01.000123Z")
 	b = slices.Grow(b, n)
 	out := b[len(b) : len(b)+n]
-	hh, mm := sod/3600, sod/60%60
-	put2(out[0:], y/100)
-	put2(out[2:], y%100)
+	// Unsigned from here (all of it is 0 or more): dividing a signed
+	// number by a constant takes a sign correction too.
+	yy, sec, us6 := uint64(y), uint64(sod), uint64(frac)
+	hh := sec / 3600
+	sec -= hh * 3600
+	mm := sec / 60
+	put2(out[0:], yy/100)
+	put2(out[2:], yy%100)
 	out[4] = '-'
-	put2(out[5:], m)
+	put2(out[5:], uint64(m))
 	out[7] = '-'
-	put2(out[8:], d)
+	put2(out[8:], uint64(d))
 	out[10] = 'T'
 	put2(out[11:], hh)
 	out[13] = ':'
 	put2(out[14:], mm)
 	out[16] = ':'
-	put2(out[17:], sod-hh*3600-mm*60)
+	put2(out[17:], sec-mm*60)
 	out[19] = '.'
-	f1 := frac / 10000
-	f2 := frac/100 - f1*100
+	f1, f2 := us6/10000, us6/100
 	put2(out[20:], f1)
-	put2(out[22:], f2)
-	put2(out[24:], frac-frac/100*100)
+	put2(out[22:], f2-f1*100)
+	put2(out[24:], us6-f2*100)
 	out[26] = 'Z'
 	return b[:len(b)+n]
 }
 
-// put2 writes 0 <= v < 100 as two digits.
-func put2(out []byte, v int64) {
-	out[0], out[1] = digitPairs[2*v], digitPairs[2*v+1]
+// put2 writes v < 100 as two digits.
+func put2(out []byte, v uint64) {
+	p := digitPairs[2*v : 2*v+2] // one bounds check for both
+	out[0], out[1] = p[0], p[1]
 }
 
 // lastCivil caches civil's last answer, day<<32 | year<<16 | month<<8 |
