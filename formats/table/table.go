@@ -347,23 +347,45 @@ func AppendField(b []byte, s string) []byte {
 // and LF is: names rarely do, and this checks eight bytes at a time, where
 // the exact test goes byte by byte. (A word has a byte below n <= 128 when
 // subtracting n from every byte borrows into a byte whose top bit was 0.)
+// The bytes past the last whole word are checked in one word too, made of
+// loads that overlap: most names are short, and a loop over their last
+// bytes cost more than the rest.
 func mayQuote(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		t := s[i : i+8] // one bounds check for the eight bytes, which load as one word
-		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-		if (w-ones*'-')&^w&highs != 0 {
-			return true
+	n := len(s)
+	switch {
+	case n >= 8:
+		for i := 0; i+8 <= n; i += 8 {
+			if below(le64(s[i : i+8])) {
+				return true
+			}
 		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] < '-' {
-			return true
-		}
+		return below(le64(s[n-8:]))
+	case n >= 4:
+		return below(le32(s[:4]) | le32(s[n-4:])<<32)
+	case n > 0:
+		// Three loads cover up to three bytes; 'A's fill the rest.
+		return below(uint64(s[0]) | uint64(s[n/2])<<8 | uint64(s[n-1])<<16 | 0x41414141_41<<24)
 	}
 	return false
+}
+
+// below reports whether a byte of w may be below '-' (see mayQuote).
+func below(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (w-ones*'-')&^w&highs != 0
+}
+
+// le64 and le32 load the first eight and four bytes of s as one word,
+// with one bounds check.
+func le64(s string) uint64 {
+	t := s[:8]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+}
+
+func le32(s string) uint64 {
+	t := s[:4]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24
 }
 
 // ParquetTag returns the `parquet` struct tag that the record field of c
