@@ -61,17 +61,24 @@ func (t *File) Commit(b []byte) error {
 }
 
 // Write appends p to the buffer, writing the buffer out when it is full;
-// the error is the first write's that failed, as bufio.Writer's.
+// the error is the first write's that failed, as bufio.Writer's, and
+// after it nothing more is taken.
 func (t *File) Write(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
 	if len(t.buf)+len(p) > cap(t.buf) {
-		t.Flush()
-		if len(p) > cap(t.buf) && t.err == nil {
-			_, t.err = t.f.Write(p)
-			return len(p), t.err
+		if err := t.Flush(); err != nil {
+			return 0, err
+		}
+		if len(p) > cap(t.buf) {
+			var n int
+			n, t.err = t.f.Write(p)
+			return n, t.err
 		}
 	}
 	t.buf = append(t.buf, p...)
-	return len(p), t.err
+	return len(p), nil
 }
 
 // WriteString is Write of a string.

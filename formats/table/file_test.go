@@ -122,6 +122,10 @@ func TestFileCommit(t *testing.T) {
 			t.Fatalf("buffer of %d bytes after a failed write", cap(f.buf))
 		}
 	}
+	// A write longer than the buffer after the failure: taken no more.
+	if _, err := f.Write(bytes.Repeat([]byte("y"), 3<<20)); !errors.Is(err, syscall.ENOSPC) || cap(f.buf) != fileBuffer {
+		t.Errorf("Write of 3 MiB after a failure: %v, buffer of %d bytes", err, cap(f.buf))
+	}
 	if err := f.Close(); !errors.Is(err, syscall.ENOSPC) || errs < 30000-fileBuffer/100 {
 		t.Errorf("Close() = %v after %d Commits failed, want ENOSPC after at least %d", err, errs, 30000-fileBuffer/100)
 	}
