@@ -194,7 +194,7 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		return pr.begin(e)
 	case s.Pair != trace.KindInvalid:
 		b := pr.takeBegin(e.Args[0], e.Thread, s.Pair)
-		if len(pr.lost) > 0 { // rare: no call for the others
+		if len(pr.lost) > 0 { // mostly none (sendLost)
 			if err := pr.sendLost(); err != nil {
 				return err
 			}

@@ -30,25 +30,16 @@ type nameCut struct {
 // named returns the figures that name's go into in m (its own, or the
 // other row's), trimming m first when it is full.
 func named[V any](m map[string]*V, n *nameCut, name, other string, merge func(dst, src *V)) *V {
-	return getOr(m, nameKey(m, n, name, other, merge))
-}
-
-// nameKey returns the key under which name's figures go in m, trimming m
-// first when it is full.
-func nameKey[V any](m map[string]*V, n *nameCut, name, other string, merge func(dst, src *V)) string {
-	if _, ok := m[name]; ok {
-		return name
+	if v := m[name]; v != nil {
+		return v
+	}
+	if (!n.cut || name <= n.last) && len(m) >= maxNames+maxNames/4 {
+		trimNames(m, n, other, merge)
 	}
 	if n.cut && name > n.last {
-		return other
+		name = other
 	}
-	if len(m) >= maxNames+maxNames/4 {
-		trimNames(m, n, other, merge)
-		if n.cut && name > n.last {
-			return other
-		}
-	}
-	return name
+	return getOr(m, name)
 }
 
 // trimNames keeps the maxNames smallest names of m, summing the others
