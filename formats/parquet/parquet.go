@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 
 	pq "github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/omp"
@@ -130,10 +129,10 @@ func (t *file[T]) close() error {
 }
 
 // encodingOptions say how every table's columns are stored (SCHEMA.md):
-// zstd at its fastest level; the columns' tags (table.Column.ParquetTag)
+// zstd at its fastest level (pageCodec); the columns' tags (table.Column.ParquetTag)
 // say the encodings.
 func encodingOptions() []pq.WriterOption {
-	return []pq.WriterOption{pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest})}
+	return []pq.WriterOption{pq.Compression(pageCodec)}
 }
 
 // Close finishes the part's files.
