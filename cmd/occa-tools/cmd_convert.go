@@ -96,20 +96,20 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
 
 Traces are converted in parallel (-j, default: the number of CPUs), each
 streamed in bounded memory, as many at once as 3/8 of -memory holds.
--memory is by default 256MiB, or 64MiB per trace converted at once when
-that is more (1GiB for -j 16), but at most a quarter of the memory the
-process may use (its cgroup's limit, else the machine's); a larger
--memory lets more large traces be converted at once. -shard i/n converts
-the traces of the ranks that are i modulo n, so that n jobs (on n nodes)
-share a run; they write into one directory without overwriting each
-other (processes/ gets a part per shard). Under srun or mpirun without
--shard, i and n are the launcher's rank and size (the variables the
-runtime reads), said on stderr. Convert does not overwrite: a file it
-would write that exists already (an earlier conversion) is an error,
-unless -force. On a terminal a progress line is shown on stderr. A
-damaged trace is an error naming the file and offset (its rows before
-the damage are still written); with -salvage its damaged parts are
-skipped and the rest converted.
+-memory is by default what -j of the largest traces hold at once (from
+their sizes and the format's needs; at least 256MiB), but at most a
+quarter of the memory the process may use (its cgroup's limit, else the
+machine's); a smaller -memory converts fewer large traces at once.
+-shard i/n converts the traces of the ranks that are i modulo n, so that
+n jobs (on n nodes) share a run; they write into one directory without
+overwriting each other (processes/ gets a part per shard). Under srun or
+mpirun without -shard, i and n are the launcher's rank and size (the
+variables the runtime reads), said on stderr. Convert does not
+overwrite: a file it would write that exists already (an earlier
+conversion) is an error, unless -force. On a terminal a progress line is
+shown on stderr. A damaged trace is an error naming the file and offset
+(its rows before the damage are still written); with -salvage its
+damaged parts are skipped and the rest converted.
 `,
 }
 
@@ -405,7 +405,7 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 		}
 		return c
 	}
-	mem := convertMemory.orDefault(min(jobs(*convertJobs), len(groups)))
+	mem := convertMemory.orDefault(min(jobs(*convertJobs), len(groups)), mostCost(len(groups), groupCost))
 	tuneGC(mem)
 	groupErrs := analysis.Parallel(len(groups), *convertJobs, mem.tracesMemory(), groupCost, func(k int) error {
 		if o.part == nil {

@@ -78,12 +78,12 @@ the whole run, the one an unsharded summary prints:
 A trace in two partial summaries (a shard given twice) is an error.
 
 Traces are read in parallel (-j, default: the number of CPUs), as many
-at once as 3/8 of -memory holds. -memory is by default 256MiB, or 64MiB
-per trace read at once when that is more (1GiB for -j 16), but at most a
-quarter of the memory the process may use (its cgroup's limit, else the
-machine's); a larger -memory lets more large traces be read at once. A
-damaged trace is an error naming the file and offset; with -salvage its
-damaged parts are skipped and the rest counted.
+at once as 3/8 of -memory holds. -memory is by default what -j of the
+largest traces hold at once (from their sizes; at least 256MiB), but at
+most a quarter of the memory the process may use (its cgroup's limit,
+else the machine's); a smaller -memory reads fewer large traces at once.
+A damaged trace is an error naming the file and offset; with -salvage
+its damaged parts are skipped and the rest counted.
 `,
 }
 
@@ -192,9 +192,9 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 	// number of traces. The order of the folds does not change the total.
 	total = summary.NewCollector()
 	var mu sync.Mutex
-	mem := summaryMemory.orDefault(min(jobs(*summaryJobs), len(paths)))
-	tuneGC(mem)
 	cost := traceCost(fileSizes(paths), summaryCost)
+	mem := summaryMemory.orDefault(min(jobs(*summaryJobs), len(paths)), mostCost(len(paths), cost))
+	tuneGC(mem)
 	newCollector := summary.NewCollector
 	if readAtOnce(len(paths), jobs(*summaryJobs), mem.tracesMemory(), cost) >= runtime.GOMAXPROCS(0) {
 		newCollector = summary.NewInlineCollector // every core has a trace

@@ -132,14 +132,14 @@ func TestMemoryFlag(t *testing.T) {
 		if c.args[0] == "convert" {
 			m = convertMemory
 		}
-		if got := m.orDefault(1).tracesMemory(); got != c.traces {
+		if got := m.orDefault(1, 0).tracesMemory(); got != c.traces {
 			t.Errorf("%v: the traces' budget is %d, want %d", args, got, c.traces)
 		}
 	}
 }
 
-// The default -memory is 256 MiB up to four traces at once and 64 MiB a
-// trace beyond, capped at a quarter of the least of the machine's memory
+// The default -memory holds -j of the costliest traces at once, and is at
+// least 256 MiB, capped at a quarter of the least of the machine's memory
 // and the limits of the process's cgroups (each level of a v2 hierarchy;
 // v1's memory controller at the process's path or, in a container, the
 // root), never under 256 MiB; files that say nothing usable (no limit,
@@ -154,40 +154,52 @@ func TestDefaultMemory(t *testing.T) {
 		name string
 		sys  fstest.MapFS
 		jobs int
+		cost int64
 		want memorySize
 	}{
-		{"no files, one job", fstest.MapFS{}, 1, 256 * mi},
-		{"no files, 4 jobs", fstest.MapFS{}, 4, 256 * mi},
-		{"no files, 16 jobs", fstest.MapFS{}, 16, 1 * gi},
-		{"no files, 0 jobs", fstest.MapFS{}, 0, 256 * mi},
-		{"machine of 24 GiB", fstest.MapFS{"proc/meminfo": meminfo("25165824")}, 128, 6 * gi},
-		{"small machine", fstest.MapFS{"proc/meminfo": meminfo("1048576")}, 16, 256 * mi},
+		{"no files, one job", fstest.MapFS{}, 1, 96 * mi, 256 * mi},
+		{"no files, 4 jobs", fstest.MapFS{}, 4, 40 * mi, 427 * mi},
+		{"no files, 16 jobs", fstest.MapFS{}, 16, 96 * mi, 4 * gi},
+		{"no files, 0 jobs", fstest.MapFS{}, 0, 96 * mi, 256 * mi},
+		{"no files, small traces", fstest.MapFS{}, 16, 4 * mi, 256 * mi},
+		{"machine of 24 GiB", fstest.MapFS{"proc/meminfo": meminfo("25165824")}, 128, 96 * mi, 6 * gi},
+		{"small machine", fstest.MapFS{"proc/meminfo": meminfo("1048576")}, 16, 96 * mi, 256 * mi},
 		{"v2 limit at a parent", fstest.MapFS{
 			"proc/meminfo":     meminfo("268435456"),
 			"proc/self/cgroup": file("0::/slurm/job_7/step_0\n"),
 			"sys/fs/cgroup/slurm/job_7/step_0/memory.max": file("max\n"),
 			"sys/fs/cgroup/slurm/job_7/memory.max":        file("2147483648\n"),
 			"sys/fs/cgroup/slurm/memory.max":              file("max\n"),
-		}, 16, 512 * mi},
+		}, 16, 40 * mi, 512 * mi},
 		{"v1 at the process's path", fstest.MapFS{
 			"proc/self/cgroup": file("5:cpuacct,cpu:/\n4:memory:/job_7\n"),
 			"sys/fs/cgroup/memory/job_7/memory.limit_in_bytes": file("4294967296\n"),
 			"sys/fs/cgroup/memory/memory.limit_in_bytes":       file("9223372036854771712\n"),
-		}, 64, 1 * gi},
+		}, 64, 12 * mi, 1 * gi},
 		{"v1 in a container, unlimited", fstest.MapFS{
 			"proc/meminfo":     meminfo("25165824"),
 			"proc/self/cgroup": file("4:memory:/process_api/95f6\n0::/\n"),
 			"sys/fs/cgroup/memory/memory.limit_in_bytes": file("9223372036854771712\n"),
-		}, 16, 1 * gi},
+		}, 16, 12 * mi, 512 * mi},
 		{"garbage and escapes", fstest.MapFS{
 			"proc/meminfo":             file("MemTotal: lots kB\n"),
 			"proc/self/cgroup":         file("0::/../../etc\nnonsense\n4:memory:../x\n0::/\n"),
 			"etc/memory.max":           file("1048576\n"),
 			"sys/fs/cgroup/memory.max": file("-5\n"),
-		}, 16, 1 * gi},
+		}, 16, 12 * mi, 512 * mi},
 	} {
-		if got := defaultMemory(c.jobs, c.sys); got != c.want {
-			t.Errorf("%s: defaultMemory(%d) = %s, want %s", c.name, c.jobs, &got, &c.want)
+		if got := defaultMemory(c.jobs, c.cost, c.sys); got != c.want {
+			t.Errorf("%s: defaultMemory(%d, %d) = %s, want %s", c.name, c.jobs, c.cost, &got, &c.want)
+		}
+	}
+	// Uncapped, the traces' budget reads all jobs at once, whatever the cost.
+	for jobs := 1; jobs <= 64; jobs++ {
+		for _, cost := range []int64{1, 3 * mi, 12*mi + 5, 40 * mi, 96 * mi, 1<<30 + 1} {
+			m := defaultMemory(jobs, cost, fstest.MapFS{})
+			at := readAtOnce(jobs, jobs, m.tracesMemory(), func(int) int64 { return cost })
+			if at != jobs || m%mi != 0 || m < 256*mi {
+				t.Fatalf("defaultMemory(%d, %d) = %s: reads %d at once", jobs, cost, &m, at)
+			}
 		}
 	}
 }

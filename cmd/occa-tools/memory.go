@@ -31,21 +31,21 @@ func tuneGC(peak memorySize) {
 // they read at most four traces at once, and the least default.
 const baseMemory memorySize = 256 << 20
 
-// memoryPerJob is the default peak per trace read at once (-j) past the
-// fourth. At 256 MiB whatever -j, 16 cores read summaries two and Perfetto
-// traces one at a time: -j 16 ran summary 1.9 times as fast as -j 1 and
-// Perfetto 0.9; at 1 GiB, 5.1 and 3.3 times (tests/bench/README.md,
-// "-memory auto").
-const memoryPerJob memorySize = 64 << 20
-
 // defaultMemory is the peak to aim at when -memory is not given and jobs
-// traces are read at once: baseMemory, or memoryPerJob a trace when that
-// is more, but not over a quarter of the memory the process may use (the
-// least of its cgroups' limits and the machine's memory, read from sys,
-// the root file system), nor under baseMemory. Without a figure from sys
-// (not Linux) it is not capped.
-func defaultMemory(jobs int, sys fs.FS) memorySize {
-	m := max(baseMemory, memorySize(max(jobs, 0))*memoryPerJob)
+// traces, each holding up to cost bytes, are read at once: enough that
+// their three eighths (tracesMemory) hold them all, so that -j traces are
+// read at once, and at least baseMemory; but not over a quarter of the
+// memory the process may use (the least of its cgroups' limits and the
+// machine's memory, read from sys, the root file system), nor under
+// baseMemory. Without a figure from sys (not Linux) it is not capped.
+//
+// A fixed 64 MiB per job read Perfetto traces (96 MiB each) 4 at a time
+// and Parquet ones 12 at a time on 16 cores: -j 16 ran them 3.3 and 5.9
+// times as fast as -j 1 (tests/bench/README.md, "-memory auto").
+func defaultMemory(jobs int, cost int64, sys fs.FS) memorySize {
+	need := memorySize(max(jobs, 0)) * memorySize(max(cost, 0))
+	m := max(baseMemory, (need+2)/3*8) // (m/8)*3 >= need
+	m = (m + 1<<20 - 1) &^ (1<<20 - 1) // whole MiB, for -memory's help and the figures
 	if usable := usableMemory(sys); usable > 0 {
 		m = min(m, max(baseMemory, usable/4))
 	}
@@ -53,11 +53,11 @@ func defaultMemory(jobs int, sys fs.FS) memorySize {
 }
 
 // orDefault is m, or when -memory was not given (0), defaultMemory.
-func (m memorySize) orDefault(jobs int) memorySize {
+func (m memorySize) orDefault(jobs int, cost int64) memorySize {
 	if m != 0 {
 		return m
 	}
-	return defaultMemory(jobs, os.DirFS("/"))
+	return defaultMemory(jobs, cost, os.DirFS("/"))
 }
 
 // usableMemory returns the least of the memory limits of the process's
@@ -185,7 +185,7 @@ func (m *memorySize) Set(s string) error {
 // memoryFlag defines fs's -memory flag.
 func memoryFlag(fs *flag.FlagSet) *memorySize {
 	m := memorySize(0)
-	fs.Var(&m, "memory", "the peak memory to aim at (`size`: 512MiB, 4GiB; auto: 256MiB, or 64MiB per trace read at once (-j) when that is more, within a quarter of the memory the process may use); more lets -j read more large traces at once")
+	fs.Var(&m, "memory", "the peak memory to aim at (`size`: 512MiB, 4GiB; auto: what -j of the largest traces hold at once, at least 256MiB, within a quarter of the memory the process may use); more lets -j read more large traces at once")
 	return &m
 }
 
@@ -221,9 +221,14 @@ func traceCost(sizes []int64, c readCost) func(i int) int64 {
 // jobs workers and budget, when it can: as many as the costliest trace
 // lets the budget hold (at least one).
 func readAtOnce(n, jobs int, budget int64, cost func(i int) int64) int {
-	var most int64 = 1
+	return min(n, jobs, int(max(1, budget/max(1, mostCost(n, cost)))))
+}
+
+// mostCost is the largest cost(i) of i < n (0 when n is 0).
+func mostCost(n int, cost func(i int) int64) int64 {
+	var most int64
 	for i := range n {
 		most = max(most, cost(i))
 	}
-	return min(n, jobs, int(max(1, budget/most)))
+	return most
 }
