@@ -102,13 +102,14 @@ func TestHeldPastRing(t *testing.T) {
 	}
 }
 
-// Writers closed give their rows and compressors to the next ones: traces
-// written one after another and side by side come out byte for byte as
-// the first writer's did.
+// Writers closed give their rows, their growing buffers (keys, merges,
+// output) and compressors to the next ones: traces long enough for a
+// reorder flush before the last, written one after another and side by
+// side, come out byte for byte as the first writer's did.
 func TestWritersReuseBuffers(t *testing.T) {
 	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 3}
 	var rows []analysis.Row
-	for i := range 3 * batchRows {
+	for i := range ReorderRows/2 + 3*batchRows {
 		s := int64(1000 * i)
 		switch i % 3 {
 		case 0:
