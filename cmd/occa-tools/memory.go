@@ -39,9 +39,9 @@ const baseMemory memorySize = 256 << 20
 // machine's memory, read from sys, the root file system), nor under
 // baseMemory. Without a figure from sys (not Linux) it is not capped.
 //
-// A fixed 64 MiB per job read Perfetto traces (96 MiB each) 4 at a time
-// and Parquet ones 12 at a time on 16 cores: -j 16 ran them 3.3 and 5.9
-// times as fast as -j 1 (tests/bench/README.md, "-memory auto").
+// Sized by the costliest trace, not a fixed amount per job: 64 MiB a job
+// read Perfetto traces (96 MiB each) 4 at a time on 16 cores, which then
+// sat mostly idle (tests/bench/README.md, "-j on 16 cores").
 func defaultMemory(jobs int, cost int64, sys fs.FS) memorySize {
 	need := memorySize(max(jobs, 0)) * memorySize(max(cost, 0))
 	m := max(baseMemory, (need+2)/3*8) // (m/8)*3 >= need
