@@ -7,11 +7,11 @@ import (
 	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
 )
 
-// pageWindow is the zstd window of the pages' encoders: twice the page
-// buffer (pq.PageBufferSize), so that a whole page is one window and the
-// output is what the default window of 4 MiB gives. An encoder's history
-// is two windows: 1 MiB here, where the default's was 8 MiB.
-const pageWindow = 512 << 10
+// pageWindow is the zstd window of the pages' encoders: twice pageBuffer,
+// so that a whole page is one window and the output is what the default
+// window of 4 MiB gives. An encoder's history is two windows: 1 MiB here,
+// where the default's was 8 MiB.
+const pageWindow = 2 * pageBuffer
 
 // pageCodec compresses every Parquet file's pages. It is one value for all
 // files so that its encoders outlive a file: parquet-go's codec, made per

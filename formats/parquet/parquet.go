@@ -24,6 +24,10 @@ const RowGroupRows = 1 << 16
 // batch is the number of records handed to parquet-go at once.
 const batch = 1 << 14
 
+// pageBuffer is parquet-go's page buffer: a column's page is cut when its
+// values reach it.
+const pageBuffer = 256 << 10
+
 // Metadata keys written in every file.
 const (
 	KeySchemaVersion = "occa-tools.schema_version"
@@ -78,7 +82,7 @@ func createFile[T any](path, epoch string) (*file[T], error) {
 	bw := bufio.NewWriterSize(f, 1<<20)
 	opts := append(encodingOptions(),
 		pq.MaxRowsPerRowGroup(RowGroupRows),
-		pq.PageBufferSize(256<<10),
+		pq.PageBufferSize(pageBuffer),
 		pq.CreatedBy("occa-tools", "", ""),
 		pq.KeyValueMetadata(KeySchemaVersion, analysis.SchemaVersion))
 	if epoch != "" {

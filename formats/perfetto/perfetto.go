@@ -333,8 +333,8 @@ func Create(path string, p *analysis.Process, seq uint32, opts ...Option) (*Writ
 	// ranks of a few thousand events each spent most of its time clearing
 	// buffers sized for the longest traces. Those of writers closed before
 	// are taken as they are (spareBufs).
-	var sb keyBufs
-	if s, ok := spareBufs.Get().(*keyBufs); ok {
+	var sb grownBufs
+	if s, ok := spareBufs.Get().(*grownBufs); ok {
 		sb = *s
 	}
 	for _, set := range sb.sets {
@@ -1544,12 +1544,12 @@ func (w *Writer) Close(res *analysis.Result) error {
 	return nil
 }
 
-// keyBufs are a writer's buffers that grow with its trace, given to the
+// grownBufs are a writer's buffers that grow with its trace, given to the
 // next writer by spareBufs: the sets of new rows' keys, the merge buffers,
 // the sort scratch and the output buffers. Each writer of a 1 M-event
 // trace allocated about 55 MB of them, which with -j 16 the heap grew into
 // (page faults: 3.4 s of system time for 32 such traces).
-type keyBufs struct {
+type grownBufs struct {
 	sets  [nwBufs][]held
 	merge [2][]held
 	tmp   []held
@@ -1564,7 +1564,7 @@ func (w *Writer) giveBackBufs() {
 	if w.out == nil { // given back by an earlier Close
 		return
 	}
-	var sb keyBufs
+	var sb grownBufs
 	n := 0
 	for _, set := range [][]held{w.nw, w.last0} {
 		if set != nil {
