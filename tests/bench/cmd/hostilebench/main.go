@@ -38,6 +38,11 @@ var (
 	tools = flag.String("tools", "build/bin/occa-tools", "the occa-tools binary")
 	dir   = flag.String("dir", "build/bench-hostile", "where the traces and outputs go")
 	n     = flag.Int("n", 1_000_000, "the shapes' size (see the package comment)")
+	// writeShape makes this process write one shape's trace (at the path
+	// given after the flags) and print its number of events: the commands
+	// are run by a process that never held a trace being written, since a
+	// child's peak RSS starts from its parent's highest.
+	writeShape = flag.String("write", "", "internal: write this shape's trace at the path given and print its events")
 )
 
 // shape writes the events of one trace shape.
@@ -140,8 +145,41 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// writeApart writes shape s's trace at path in a child process (-write)
+// and returns its number of events.
+func writeApart(path string, s shape) (int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	out, err := exec.Command(self, "-n", fmt.Sprint(*n), "-write", s.name, path).Output()
+	if err != nil {
+		return 0, fmt.Errorf("writing the trace: %w", err)
+	}
+	var events int
+	if _, err := fmt.Sscan(string(out), &events); err != nil {
+		return 0, fmt.Errorf("writing the trace: %q: %w", out, err)
+	}
+	return events, nil
+}
+
 func main() {
 	flag.Parse()
+	if *writeShape != "" {
+		for _, s := range shapes {
+			if s.name == *writeShape && flag.NArg() == 1 {
+				events, err := write(flag.Arg(0), s)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "hostilebench: %s: %v\n", flag.Arg(0), err)
+					os.Exit(1)
+				}
+				fmt.Println(events)
+				return
+			}
+		}
+		fmt.Fprintf(os.Stderr, "hostilebench: -write %s: no such shape, or no path\n", *writeShape)
+		os.Exit(2)
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "hostilebench:", err)
 		os.Exit(1)
@@ -151,7 +189,7 @@ func main() {
 	failed := false
 	for _, s := range shapes {
 		path := filepath.Join(*dir, fmt.Sprintf("%s-%d.occatrace", s.name, *n))
-		events, err := write(path, s)
+		events, err := writeApart(path, s)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "hostilebench: %s: %v\n", path, err)
 			os.Exit(1)
