@@ -103,9 +103,10 @@ func TestHeldPastRing(t *testing.T) {
 }
 
 // Writers closed give their rows, their growing buffers (keys, merges,
-// output) and compressors to the next ones: traces long enough for a
-// reorder flush before the last, written one after another and side by
-// side, come out byte for byte as the first writer's did.
+// output) and compressors to the next ones, also after a failed write:
+// traces long enough for a reorder flush before the last, written one
+// after another and side by side, come out byte for byte as the first
+// writer's did.
 func TestWritersReuseBuffers(t *testing.T) {
 	p := &analysis.Process{Header: tracetest.Header(), Dict: &trace.Dict{}, Rank: 3}
 	var rows []analysis.Row
@@ -144,6 +145,18 @@ func TestWritersReuseBuffers(t *testing.T) {
 	want := write(filepath.Join(dir, "first"))
 	if len(want) < 1000 {
 		t.Fatalf("a trace of %d bytes", len(want))
+	}
+	// A writer whose file fails (no space) gives its buffers back too,
+	// with whatever it held when it failed.
+	if w, err := Create("/dev/full", p, 1, Compressed()); err == nil {
+		for i := range rows {
+			if w.Add(p, &rows[i]) != nil {
+				break
+			}
+		}
+		if err := w.Close(nil); err == nil {
+			t.Errorf("a writer to /dev/full closed without an error")
+		}
 	}
 	var wg sync.WaitGroup
 	for g := range 4 {
