@@ -152,8 +152,9 @@ var outputs = []struct {
 	// encoders whatever the trace (24 MiB, 4 a byte and at most 40 MiB
 	// leave room for the OpenMP tables' files); CSV and Chrome JSON at
 	// most 4 MiB (with GOGC=25: at the default nothing is collected),
-	// streamed row by row; Perfetto 48, 48 and 90 MiB, its reorder ring
-	// of 3 * ReorderRows rows filled by a trace of about a million events.
+	// streamed row by row; Perfetto 38, 53 and 78 MiB on traces of 0.36,
+	// 0.69 and 1.5 MB and 79 MiB on 15.6 MB, its reorder ring of
+	// 3 * ReorderRows rows (51 MiB) full from about 0.8 MB on.
 	memory readCost
 	// processes is the extension of the process table's parts.
 	processes string
@@ -168,7 +169,7 @@ var outputs = []struct {
 	{name: "csv", ext: ".csv", processes: ".csv", tables: true, memory: readCost{4 << 20, 4, 12 << 20},
 		path:   func(rank int64, dup int) string { return table.Path(analysis.Events.Name, rank, dup, ".csv") },
 		create: func(path string, p *analysis.Process, _ int) (rankWriter, error) { return csv.Create(path, p) }},
-	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: readCost{4 << 20, 64, 96 << 20},
+	{name: "perfetto", processes: ".csv", window: perfetto.PairWindow, finish: joinPerfetto, memory: readCost{4 << 20, 96, 80 << 20},
 		path: func(rank int64, dup int) string { return table.FileName(rank, dup, ".perfetto-trace") },
 		create: func(path string, p *analysis.Process, i int) (rankWriter, error) {
 			if *convertCompress {

@@ -224,7 +224,7 @@ func TestTraceCost(t *testing.T) {
 	}{
 		{summaryCost, []int64{4 << 20, 32 << 20, 40 << 20}},
 		{readCost{4 << 20, 28, 0}, []int64{4 << 20, 32 << 20, 2804 << 20}},
-		{outputCost("perfetto"), []int64{4 << 20, 68 << 20, 96 << 20}},
+		{outputCost("perfetto"), []int64{4 << 20, 80 << 20, 80 << 20}},
 		{outputCost("csv"), []int64{4 << 20, 8 << 20, 12 << 20}},
 	} {
 		f := traceCost(sizes, c.cost)

@@ -40,8 +40,8 @@ const baseMemory memorySize = 256 << 20
 // baseMemory. Without a figure from sys (not Linux) it is not capped.
 //
 // Sized by the costliest trace, not a fixed amount per job: 64 MiB a job
-// read Perfetto traces (96 MiB each) 4 at a time on 16 cores, which then
-// sat mostly idle (tests/bench/README.md, "-j on 16 cores").
+// read Perfetto traces (then 96 MiB each) 4 at a time on 16 cores, which
+// then sat mostly idle (tests/bench/README.md, "-j on 16 cores").
 func defaultMemory(jobs int, cost int64, sys fs.FS) memorySize {
 	need := memorySize(max(jobs, 0)) * memorySize(max(cost, 0))
 	m := max(baseMemory, (need+2)/3*8) // (m/8)*3 >= need

@@ -3,7 +3,6 @@ package perfetto
 import (
 	"strings"
 
-	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 )
 
@@ -46,7 +45,7 @@ var receives = map[string]bool{"recv": true, "irecv": true}
 
 // mpiFlow returns the flow that leaves (a send) or ends in (a receive)
 // point-to-point row r of rank me: 0 when it has none.
-func (f *mpiFlows) mpiFlow(r *analysis.Row, me int64) (flow, term uint64) {
+func (f *mpiFlows) mpiFlow(r *ringRow, me int64) (flow, term uint64) {
 	if r.Kind != trace.MpiP2PBegin || r.Comm == 0 || r.Comm>>63 != 0 || me < 0 {
 		return 0, 0
 	}

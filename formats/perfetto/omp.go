@@ -65,11 +65,11 @@ const ompSlab = 256
 
 // ompHeldDur is the length by which an OpenMP row is ordered among rows
 // of the same start: a wait sorts after its sync region of the same span.
-func ompHeldDur(r *analysis.Row) int64 {
-	if r.Kind == trace.OmpSyncWaitBegin && r.Dur > 0 {
-		return r.Dur - 1
+func ompHeldDur(kind trace.Kind, dur int64) int64 {
+	if kind == trace.OmpSyncWaitBegin && dur > 0 {
+		return dur - 1
 	}
-	return r.Dur
+	return dur
 }
 
 // addOMP copies the OpenMP part of the row just appended to b and returns
@@ -84,7 +84,7 @@ func (w *Writer) addOMP(b *batch, r *analysis.Row) int64 {
 	if r.Kind == trace.OmpImplicitTaskBegin && m.ThreadNum == 0 && m.Launch != 0 && m.Parallel != 0 {
 		b.launches = append(b.launches, launchRegion{launch: m.Launch, parallel: m.Parallel, team: m.TeamSize})
 	}
-	return ompHeldDur(r)
+	return ompHeldDur(r.Kind, r.Dur)
 }
 
 type launchOMP struct {
@@ -191,7 +191,7 @@ func ompName(s string) string {
 }
 
 // writeOMP writes an OpenMP row.
-func (w *Writer) writeOMP(r *analysis.Row) {
+func (w *Writer) writeOMP(r *ringRow) {
 	o := w.ompState()
 	m := r.OMP
 	p := w.p
@@ -290,7 +290,7 @@ func (w *Writer) writeOMP(r *analysis.Row) {
 	w.sliceEnd(ts+r.Dur, len(l.stack)-1, l.uuid, 0)
 }
 
-func (w *Writer) ompInstant(r *analysis.Row, name uint64, ann []kv) {
+func (w *Writer) ompInstant(r *ringRow, name uint64, ann []kv) {
 	w.ompEvent(w.p.WallTime(r.Start), typeInstant, w.thread(r.Thread).uuid, name, nil, nil, ann)
 }
 
