@@ -97,11 +97,15 @@ func KindName(k trace.Kind) string {
 }
 
 // Direction names a copy row's direction ("H2D", ...), "" for other rows.
-func (r *Row) Direction() string {
-	if r.Kind != trace.CopyBegin {
+func (r *Row) Direction() string { return DirectionOf(r.Kind, r.Aux) }
+
+// DirectionOf is Direction of a row of kind k and Aux aux, for a copy of
+// a row's fields.
+func DirectionOf(k trace.Kind, aux uint64) string {
+	if k != trace.CopyBegin {
 		return ""
 	}
-	return trace.CopyDirectionName(r.Aux)
+	return trace.CopyDirectionName(aux)
 }
 
 // Process describes one trace file: one process, usually one rank.

@@ -154,12 +154,7 @@ func (r *ringRow) memoryRow() *analysis.Row {
 }
 
 // direction is analysis.Row.Direction.
-func (r *ringRow) direction() string {
-	if r.Kind != trace.CopyBegin {
-		return ""
-	}
-	return trace.CopyDirectionName(r.Aux)
-}
+func (r *ringRow) direction() string { return analysis.DirectionOf(r.Kind, r.Aux) }
 
 // Writer writes one process's rows to a Perfetto trace file.
 type Writer struct {
