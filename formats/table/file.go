@@ -52,7 +52,7 @@ func (t *File) Tail() []byte {
 // holds now), and is copied after the buffer is written out.
 func (t *File) Commit(b []byte) error {
 	n := len(t.buf)
-	if len(b) > 0 && n < cap(t.buf) && &b[0] == &t.buf[:n+1][n] {
+	if len(b) > 0 && n < cap(t.buf) && &b[0] == &t.buf[:n+1][n] && t.err == nil {
 		t.buf = t.buf[:n+len(b)] // b's capacity is the buffer's rest
 		return t.err
 	}
@@ -83,20 +83,28 @@ func (t *File) Write(p []byte) (int, error) {
 
 // WriteString is Write of a string.
 func (t *File) WriteString(s string) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
 	if len(t.buf)+len(s) > cap(t.buf) {
 		return t.Write([]byte(s))
 	}
 	t.buf = append(t.buf, s...)
-	return len(s), t.err
+	return len(s), nil
 }
 
 // WriteByte is Write of one byte.
 func (t *File) WriteByte(c byte) error {
+	if t.err != nil {
+		return t.err
+	}
 	if len(t.buf) == cap(t.buf) {
-		t.Flush()
+		if err := t.Flush(); err != nil {
+			return err
+		}
 	}
 	t.buf = append(t.buf, c)
-	return t.err
+	return nil
 }
 
 // Flush writes out the buffer. After an error it writes nothing more.

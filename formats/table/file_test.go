@@ -126,6 +126,21 @@ func TestFileCommit(t *testing.T) {
 	if _, err := f.Write(bytes.Repeat([]byte("y"), 3<<20)); !errors.Is(err, syscall.ENOSPC) || cap(f.buf) != fileBuffer {
 		t.Errorf("Write of 3 MiB after a failure: %v, buffer of %d bytes", err, cap(f.buf))
 	}
+	// Nor by any other way to write: each returns the error and the
+	// buffer stays empty.
+	n, err := f.WriteString("z")
+	if n != 0 || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("WriteString after a failure = %d, %v, want 0, ENOSPC", n, err)
+	}
+	if err := f.WriteByte('z'); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("WriteByte after a failure = %v, want ENOSPC", err)
+	}
+	if err := f.Commit(append(f.Tail(), 'z')); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Commit after a failure = %v, want ENOSPC", err)
+	}
+	if len(f.buf) != 0 {
+		t.Errorf("%d bytes buffered after a failure, want none", len(f.buf))
+	}
 	if err := f.Close(); !errors.Is(err, syscall.ENOSPC) || errs < 30000-fileBuffer/100 {
 		t.Errorf("Close() = %v after %d Commits failed, want ENOSPC after at least %d", err, errs, 30000-fileBuffer/100)
 	}
