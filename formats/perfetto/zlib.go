@@ -15,8 +15,7 @@ import (
 // below eight (4.3 GB/s, BenchmarkAdler32).
 type packetZipper struct {
 	fw  *flate.Writer
-	buf bytes.Buffer
-	out []byte
+	buf bytes.Buffer // packetHead bytes of room, then the stream
 }
 
 // zlibHeader is the stream's first two bytes: deflate with a 32 KiB
@@ -24,9 +23,16 @@ type packetZipper struct {
 // multiple of 31. A zlib.Writer at BestSpeed writes the same.
 var zlibHeader = []byte{0x78, 0x01}
 
-// pack returns the packets of b as one packet holding them compressed.
+// packetHead is the room pack leaves before the stream for the tags and
+// lengths that make it a packet (at most 1+5+2+5 bytes), so that the
+// stream is not copied after it.
+const packetHead = 16
+
+// pack returns the packets of b as one packet holding them compressed,
+// valid until the next pack.
 func (z *packetZipper) pack(b []byte) ([]byte, error) {
 	z.buf.Reset()
+	z.buf.Write(make([]byte, packetHead)) // does not escape: no allocation
 	z.buf.Write(zlibHeader)
 	if z.fw == nil {
 		z.fw, _ = spareFlate.Get().(*flate.Writer)
@@ -45,9 +51,18 @@ func (z *packetZipper) pack(b []byte) ([]byte, error) {
 	if err := z.fw.Close(); err != nil {
 		return nil, err
 	}
-	z.buf.Write(binary.BigEndian.AppendUint32(nil, adler32(b)))
-	z.out = enc(z.out[:0]).bytes(fTracePacket, enc(nil).bytes(fPktCompressed, z.buf.Bytes()))
-	return z.out, nil
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler32(b))
+	z.buf.Write(sum[:])
+	out := z.buf.Bytes()
+	stream := uint64(len(out) - packetHead)
+	// compressed_packets's tag and length, inside the packet's.
+	var field, head [packetHead]byte
+	f := enc(field[:0]).tag(fPktCompressed, wireLen).varint(stream)
+	h := append(enc(head[:0]).tag(fTracePacket, wireLen).varint(uint64(len(f))+stream), f...)
+	at := packetHead - len(h)
+	copy(out[at:], h)
+	return out[at:], nil
 }
 
 // adlerMod is Adler-32's modulus, the largest prime below 2^16.

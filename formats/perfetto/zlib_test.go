@@ -42,24 +42,39 @@ func FuzzAdler32(f *testing.F) {
 	})
 }
 
-// pack's stream is a zlib stream: Go's zlib reader, which checks the
-// header and the checksum, gives back the packets, and a zlib.Writer at
-// BestSpeed writes the same bytes.
+// pack's packet is one compressed_packets field, and its stream a zlib
+// stream: Go's zlib reader, which checks the header and the checksum,
+// gives back the packets, and a zlib.Writer at BestSpeed writes the same
+// bytes. The streams' lengths take varints of every size from one byte to
+// four.
 func TestPackZlib(t *testing.T) {
 	var z packetZipper
-	for _, n := range []int{0, 1, 1000, 3 << 20} {
-		b := make([]byte, n)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		n      int
+		random bool // incompressible: a stream of over 2 MiB
+	}{{0, false}, {1, false}, {1000, false}, {3 << 20, false}, {3 << 20, true}} {
+		n, b := c.n, make([]byte, c.n)
 		for i := range b {
 			b[i] = byte(i * i >> 7)
+			if c.random {
+				b[i] = byte(rng.Uint32())
+			}
 		}
 		pkt, err := z.pack(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stream := z.buf.Bytes()
-		if !bytes.HasSuffix(pkt, stream) {
-			t.Fatalf("%d bytes: the packet does not end with the stream", n)
+		// One packet whose one field is compressed_packets.
+		outer := fields(t, pkt)
+		if len(outer) != 1 || outer[0].num != fTracePacket || outer[0].wire != wireLen {
+			t.Fatalf("%d bytes: the packet's fields are %+v", n, outer)
 		}
+		inner := fields(t, outer[0].b)
+		if len(inner) != 1 || inner[0].num != fPktCompressed || inner[0].wire != wireLen {
+			t.Fatalf("%d bytes: the packet holds %+v", n, inner)
+		}
+		stream := inner[0].b
 		zr, err := zlib.NewReader(bytes.NewReader(stream))
 		if err != nil {
 			t.Fatal(err)
