@@ -39,9 +39,27 @@ func NewMemoryInUse() *MemoryInUse {
 	return &MemoryInUse{live: make(map[uint64]Alloc), maxLive: MaxLive, InUse: make(map[uint64]int64), Peak: make(map[uint64]int64)}
 }
 
+// MemoryChange is what MemoryInUse reads of a memory_alloc or memory_free
+// row: a writer that keeps rows of its own (Perfetto's reorder ring) makes
+// one from the fields it keeps, and cannot miss one that Add reads.
+type MemoryChange struct {
+	Kind           trace.Kind
+	Start, Dur     int64
+	Status         uint64
+	Device, Memory uint64
+	Bytes          uint64
+	Name           string
+}
+
+// MemoryChange is r's change to the memory in use.
+func (r *Row) MemoryChange() MemoryChange {
+	return MemoryChange{Kind: r.Kind, Start: r.Start, Dur: r.Dur, Status: r.Status, Device: r.Device,
+		Memory: r.Memory, Bytes: r.Bytes, Name: r.Name}
+}
+
 // Add follows r; it reports the device whose use changed and its new value
 // (ok false when r changes nothing).
-func (m *MemoryInUse) Add(r *Row) (device uint64, inUse int64, ok bool) {
+func (m *MemoryInUse) Add(r *MemoryChange) (device uint64, inUse int64, ok bool) {
 	switch r.Kind {
 	case trace.MemoryAllocBegin:
 		if r.Dur == Unpaired && r.Memory == 0 || r.Status != trace.StatusOK {

@@ -104,7 +104,7 @@ func TestConservation(t *testing.T) {
 
 func TestMemoryInUse(t *testing.T) {
 	m := NewMemoryInUse()
-	rows := []Row{
+	rows := []MemoryChange{
 		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 100, Memory: 5},
 		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 50, Memory: 6},
 		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 70, Memory: 0, Status: trace.StatusFailed},
@@ -130,7 +130,7 @@ func TestMemoryInUse(t *testing.T) {
 func TestMemoryInUseBounded(t *testing.T) {
 	m := NewMemoryInUse()
 	m.maxLive = 3
-	rows := []Row{
+	rows := []MemoryChange{
 		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 10, Memory: 1},
 		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 20, Memory: 2},
 		{Kind: trace.MemoryAllocBegin, Device: 1, Bytes: 30, Memory: 3},

@@ -123,7 +123,7 @@ type batch struct {
 // the fields it writes, and no others, so that a row of its ring (ringRows
 // of them) takes 136 bytes where an analysis.Row takes 168. Everything
 // from the ring on reads a *ringRow: a field not kept cannot be read by
-// mistake (memoryRow is the one way back to an analysis.Row).
+// mistake.
 type ringRow struct {
 	Kind             trace.Kind
 	Thread           uint32
@@ -146,10 +146,9 @@ func keep(r *analysis.Row) ringRow {
 		DevStart: r.DevStart, DevDur: r.DevDur, Peer: r.Peer, Tag: r.Tag, Comm: r.Comm, OMP: r.OMP}
 }
 
-// memoryRow is an allocation's or a free's row for analysis.MemoryInUse,
-// which reads these fields of it.
-func (r *ringRow) memoryRow() *analysis.Row {
-	return &analysis.Row{Kind: r.Kind, Start: r.Start, Dur: r.Dur, Status: r.Status, Device: r.Device,
+// memoryChange is analysis.Row.MemoryChange.
+func (r *ringRow) memoryChange() analysis.MemoryChange {
+	return analysis.MemoryChange{Kind: r.Kind, Start: r.Start, Dur: r.Dur, Status: r.Status, Device: r.Device,
 		Memory: r.Memory, Bytes: r.Bytes, Name: r.Name}
 }
 
@@ -1534,7 +1533,8 @@ func (w *Writer) write(r *ringRow) {
 		}
 		w.slice(st, s, d, nm, 0, term, nil)
 	case trace.MemoryAllocBegin, trace.MemoryFreeBegin:
-		if dev, v, ok := w.mem.Add(r.memoryRow()); ok {
+		ch := r.memoryChange()
+		if dev, v, ok := w.mem.Add(&ch); ok {
 			t := ts
 			if r.Kind == trace.MemoryAllocBegin {
 				t = p.WallTime(r.Start + r.Dur)

@@ -277,7 +277,8 @@ func (c *Collector) add(p *analysis.Process, r *analysis.Row) {
 			m = analysis.NewMemoryInUse()
 			c.mem[p.Rank] = m
 		}
-		if dev, _, ok := m.Add(r); ok {
+		ch := r.MemoryChange()
+		if dev, _, ok := m.Add(&ch); ok {
 			ds := c.device(p, dev)
 			if r.Kind == trace.MemoryAllocBegin {
 				ds.allocs++
