@@ -54,7 +54,7 @@ func (t *File) Commit(b []byte) error {
 	n := len(t.buf)
 	if len(b) > 0 && n < cap(t.buf) && &b[0] == &t.buf[:n+1][n] && t.err == nil {
 		t.buf = t.buf[:n+len(b)] // b's capacity is the buffer's rest
-		return t.err
+		return nil
 	}
 	_, err := t.Write(b)
 	return err
