@@ -127,6 +127,14 @@ bench-convert: all test-programs
 bench-scale: all test-programs
 	tests/bench/scale.sh $(BUILD)
 
+# The offline commands' speed per core against issue 14's targets, on the
+# workload's event mix and the generated one, with each figure over the
+# reading alone in the same run (tests/bench/cores.sh). The traces are
+# kept in build/bench-cores; about a minute on 2 cores.
+.PHONY: bench-cores
+bench-cores: all test-programs
+	GO=$(GO) tests/bench/cores.sh $(BUILD)
+
 # Rewrites the committed generated files: the C tables (kinds, domains,
 # definition kinds, drop/trigger values, OCCA_TOOLS_ABI_VERSION) in
 # occa_tools.h and ot_internal.h from formats/trace/kinds.go and

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# make bench-cores: the offline commands' speed per core (Mevents per CPU
+# second, user + system) against the per-core targets of issue 14, on the
+# bundled workload's event mix and on formats/bench's generated one (four
+# threads in 16 K-event batches, all on one device: the unions' worst
+# case). Each command runs ROUNDS times on each trace, with -j 1, in a
+# process of its own, as a user runs it; the table gives the median and
+# the best, the median over the target, and the median over `info` in the
+# same run: `info` only reads and counts the events, the floor under every
+# command. Per-core figures are the machine's as much as the code's: the
+# same binary ran summary at 14.2 and 6.9 Mevents/cpu-s on a quiet 2-core
+# VM and on a 16-core server host, and its reading at 39 and 26
+# (tests/bench/README.md, "Figures: per core on two machines").
+#
+#   CORES_ROUNDS  runs per command and trace (default 5)
+#   OCCA_TOOLS    the occa-tools binary to measure (default build/bin/occa-tools)
+#   CORES_DIR     where the two traces are kept between runs (default build/bench-cores)
+set -euo pipefail
+build=${1:-build}
+rounds=${CORES_ROUNDS:-5}
+tool=${OCCA_TOOLS:-$build/bin/occa-tools}
+dir=${CORES_DIR:-$build/bench-cores}
+mkdir -p "$dir"
+
+workload=$dir/workload.occatrace
+if [ ! -s "$workload" ]; then
+  rec=$(mktemp -d "$dir/record.XXXXXX")
+  env OCCA_TOOLS_CONFIG="$PWD/configs/default.toml" OCCA_TOOLS_OUTPUT_DIR="$rec" \
+    "$build/tests/workload" -t 2 -s 100000 -w 0 >/dev/null
+  mv "$rec"/*.occatrace "$workload"
+  rmdir "$rec"
+fi
+# formats/bench writes its generated trace into the temporary directory.
+generated=$dir/occa-tools-bench-4000000.occatrace
+if [ ! -s "$generated" ]; then
+  TMPDIR=$(realpath "$dir") OCCA_BENCH_EVENTS=4000000 ${GO:-go} test -run XXX -bench 'Decode$' -benchtime 1x ./formats/bench >/dev/null
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+TIMEFORMAT='%3U %3S' # bash's time: the child's user and system seconds, to the ms
+
+# measure TRACE EVENTS WORDS...: ROUNDS runs, one Mevents/cpu-s figure a line
+# in $tmp/runs.
+measure() {
+  local trace=$1 events=$2
+  shift 2
+  local words=("$@")
+  [ "${words[0]}" = convert ] && words+=(-o "$tmp/out")
+  [ "${words[0]}" = info ] || words+=(-j 1)
+  : >"$tmp/runs"
+  for _ in $(seq "$rounds"); do
+    rm -rf "$tmp/out"
+    { time "$tool" "${words[@]}" "$trace" </dev/null >/dev/null 2>"$tmp/stderr"; } 2>"$tmp/time" ||
+      { echo "bench-cores: $tool ${words[*]} $trace failed:" >&2; cat "$tmp/stderr" >&2; exit 1; }
+    awk -v n="$events" '{ printf "%.3f\n", n / max($1 + $2, 0.001) / 1e6 } function max(a, b) { return a > b ? a : b }' \
+      "$tmp/time" >>"$tmp/runs"
+  done
+  sort -g "$tmp/runs" -o "$tmp/runs"
+}
+median() { awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }' "$tmp/runs"; }
+
+for trace in "$workload" "$generated"; do
+  events=$("$tool" info "$trace" | awk '$1 == "events:" { print $2 }')
+  [ -n "$events" ] || { echo "bench-cores: $trace: no event count in 'occa-tools info'" >&2; exit 1; }
+  measure "$trace" "$events" info
+  reading=$(median)
+  echo "== $trace: $events events, $rounds runs a command, Mevents/cpu-s"
+  printf '%-22s %8s %8s %7s %9s %10s\n' command median best target vs_target vs_reading
+  printf '%-22s %8s %8s %7s %9s %10s\n' "info (reading only)" "$reading" "$(tail -1 "$tmp/runs")" - - 1.00
+  while read -r target cmd; do
+    read -ra words <<<"$cmd"
+    measure "$trace" "$events" "${words[@]}"
+    m=$(median)
+    printf '%-22s %8s %8s %7s %9s %10s\n' "$cmd" "$m" "$(tail -1 "$tmp/runs")" "$target" \
+      "$(awk -v a="$m" -v b="$target" 'BEGIN { printf "%.2f", a / b }')" \
+      "$(awk -v a="$m" -v b="$reading" 'BEGIN { printf "%.2f", a / b }')"
+  done <<'EOF'
+15 summary
+5 convert -to csv
+5 convert -to parquet
+8 convert -to perfetto
+EOF
+done
