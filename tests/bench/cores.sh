@@ -60,6 +60,8 @@ measure() {
 }
 median() { awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }' "$tmp/runs"; }
 
+model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+echo "bench-cores: $tool on $(nproc) cores (${model:-unknown CPU}), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 for trace in "$workload" "$generated"; do
   events=$("$tool" info "$trace" | awk '$1 == "events:" { print $2 }')
   [ -n "$events" ] || { echo "bench-cores: $trace: no event count in 'occa-tools info'" >&2; exit 1; }
