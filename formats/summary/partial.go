@@ -393,6 +393,7 @@ func ReadPartial(path string) (*Collector, []TraceID, error) {
 		ds := &deviceStats{kernels: v.Kernels, kernelSum: v.KernelSum, copies: v.Copies, copyBytes: v.CopyBytes, copySum: v.CopySum,
 			allocs: v.Allocs, frees: v.Frees, allocBytes: v.AllocBytes, peak: v.Peak, leaked: v.Leaked, leakedBytes: v.LeakedBytes}
 		ds.kernelBusy.retired, ds.copyBusy.retired, ds.allBusy.retired = v.KernelBusy, v.CopyBusy, v.AllBusy
+		ds.allBusy.link(&ds.kernelBusy, &ds.copyBusy)
 		c.devices[k] = ds
 	}
 	for k, v := range f.Ranks {

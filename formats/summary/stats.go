@@ -167,6 +167,7 @@ func (d *Dist) Median() int64 {
 type Union struct {
 	Lag    int64
 	share  *unionShare // nil: maxUnion, whatever other unions hold
+	pair   *pairUnion  // retires with the other source of pair
 	joined bool        // counted in share.big
 	sorted [][2]int64  // by start, disjoint
 	// sorted's array from its start: retiring leaves a gap before sorted,
@@ -193,9 +194,10 @@ type Union struct {
 const DefaultLag = 10e9
 
 // A unionShare bounds what the unions of one collector hold together. A
-// trace may have up to maxDevices devices, each with three unions of up to
-// maxUnion intervals (6 MiB of arrays): 24 devices of 300,000 launches
-// each took summary's heap to 277 MiB. Up to sharedHeld/maxUnion unions
+// trace may have up to maxDevices devices, each with two unions of up to
+// maxUnion intervals (6 MiB of arrays; a third, of both, is a pairUnion):
+// 24 devices of 300,000 launches each, with three, took summary's heap to
+// 277 MiB. Up to sharedHeld/maxUnion unions
 // that hold more than bigUnion intervals hold maxUnion each, as any union
 // alone does; past that they split sharedHeld evenly (at least minUnion
 // each) and retire their oldest intervals sooner. Their arrays then hold
@@ -461,38 +463,73 @@ func (u *Union) room(n int) {
 	}
 }
 
+// compact merges the loose intervals into the sorted list, and retires
+// what ends more than Lag before the latest start, and the oldest of more
+// than u may hold.
 func (u *Union) compact() {
-	if u.nloose > 0 {
-		loose := u.mergeLoose()
-		u.room(len(loose) + 1) // so that merging into sorted keeps its array
-		// Only the tail of sorted from the first loose start on changes.
-		k, _ := slices.BinarySearchFunc(u.sorted, loose[0], byStart)
-		if k > 0 {
-			k-- // the interval before may overlap
-		}
-		tail := append(u.scratch[:0], u.sorted[k:]...)
-		// What sorted holds before k ends before tail and loose start.
-		u.sorted = mergeUnion(u.sorted[:k], tail, loose)
-		u.scratch = tail[:0]
-	}
+	u.mergeIn()
 	lag := u.Lag
 	if lag == 0 {
 		lag = DefaultLag
 	}
 	cut := u.latest - lag
 	held := u.held()
-	i := 0
-	for ; i < len(u.sorted) && (u.sorted[i][1] < cut || len(u.sorted)-i > held); i++ {
-		iv := u.sorted[i]
-		if iv[1] > u.horizon {
-			u.retired += iv[1] - max(iv[0], u.horizon)
-			u.horizon = iv[1]
-		}
+	n := 0
+	for n < len(u.sorted) && (u.sorted[n][1] < cut || len(u.sorted)-n > held) {
+		n++
 	}
-	u.sorted = u.sorted[i:]
+	switch {
+	case n == 0:
+	case u.pair == nil:
+		u.retire(n)
+	default:
+		// Nothing starting at cut or later is cut off by retiring what
+		// starts before it: the one interval that may cross it goes too,
+		// and covers what follows up to the new horizon.
+		u.pair.retireBefore(max(cut, u.sorted[n-1][1]))
+	}
 	if held < maxUnion {
 		u.shrink(held)
 	}
+}
+
+// retire adds the first n intervals held to the total, from the horizon
+// on, and returns that part of them (in u's array, until u takes more).
+func (u *Union) retire(n int) [][2]int64 {
+	done := u.sorted[:n]
+	u.sorted = u.sorted[n:]
+	// The intervals are sorted and disjoint: only the first that ends
+	// past the horizon can start before it.
+	for len(done) > 0 && done[0][1] <= u.horizon {
+		done = done[1:]
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	done[0][0] = max(done[0][0], u.horizon)
+	for _, iv := range done {
+		u.retired += iv[1] - iv[0]
+	}
+	u.horizon = done[len(done)-1][1]
+	return done
+}
+
+// mergeIn merges the loose intervals into the sorted list.
+func (u *Union) mergeIn() {
+	if u.nloose == 0 {
+		return
+	}
+	loose := u.mergeLoose()
+	u.room(len(loose) + 1) // so that merging into sorted keeps its array
+	// Only the tail of sorted from the first loose start on changes.
+	k, _ := slices.BinarySearchFunc(u.sorted, loose[0], byStart)
+	if k > 0 {
+		k-- // the interval before may overlap
+	}
+	tail := append(u.scratch[:0], u.sorted[k:]...)
+	// What sorted holds before k ends before tail and loose start.
+	u.sorted = mergeUnion(u.sorted[:k], tail, loose)
+	u.scratch = tail[:0]
 }
 
 // shrink lets go of arrays grown while u could hold more than held: what
@@ -555,10 +592,105 @@ func (u *Union) Seal() {
 	if u.joined {
 		u.share.leave()
 	}
-	*u = Union{Lag: u.Lag, share: u.share, retired: u.Total()}
+	*u = Union{Lag: u.Lag, share: u.share, pair: u.pair, retired: u.Total()}
 }
 
 // empty reports whether u has taken nothing yet.
 func (u *Union) empty() bool {
 	return len(u.sorted) == 0 && u.nloose == 0 && u.retired == 0 && u.horizon == 0 && u.latest == 0
+}
+
+// A pairUnion is the union of two Unions, its sources (a device's kernels
+// and its copies), kept as a running total of what they retire rather
+// than as a union of its own: it costs a step of one merge per interval
+// they retire, where a third Union took a union's work per interval
+// given to them (a fifth of summary, where launches overlap). For that
+// the sources retire together: when one retires what starts before a
+// time, so does the other, and the two parts, each sorted, merge in start
+// order into the total. What a source is given later that starts before
+// the time is counted by it, and by the pair only from the end of what
+// the pair holds on: the pair is exact where its sources are and nothing
+// comes later than they retire, as a Union is.
+type pairUnion struct {
+	sources    [2]*Union
+	retired    int64 // the runs closed
+	start, end int64 // the open run
+	open       bool
+}
+
+// link makes p the union of a and b.
+func (p *pairUnion) link(a, b *Union) {
+	p.sources = [2]*Union{a, b}
+	a.pair, b.pair = p, p
+}
+
+// retireBefore retires from both sources what starts before t.
+func (p *pairUnion) retireBefore(t int64) {
+	var parts [2][][2]int64
+	for k, u := range p.sources {
+		u.mergeIn()
+		n, _ := slices.BinarySearchFunc(u.sorted, [2]int64{t, 0}, byStart)
+		parts[k] = u.retire(n)
+	}
+	p.merge(parts[0], parts[1])
+}
+
+func (p *pairUnion) merge(a, b [][2]int64) {
+	for len(a) > 0 && len(b) > 0 {
+		if a[0][0] <= b[0][0] {
+			p.add(a[0])
+			a = a[1:]
+		} else {
+			p.add(b[0])
+			b = b[1:]
+		}
+	}
+	for _, iv := range a {
+		p.add(iv)
+	}
+	for _, iv := range b {
+		p.add(iv)
+	}
+}
+
+// add counts iv's part that the intervals before it did not cover, where
+// it starts no earlier than they did; else its part past the open run.
+func (p *pairUnion) add(iv [2]int64) {
+	switch {
+	case !p.open:
+		p.start, p.end, p.open = iv[0], iv[1], true
+	case iv[0] > p.end:
+		p.retired += p.end - p.start
+		p.start, p.end = iv[0], iv[1]
+	default:
+		p.end = max(p.end, iv[1])
+	}
+}
+
+// Total returns the busy time of both sources together. It retires all
+// they hold, as their Seal would.
+func (p *pairUnion) Total() int64 {
+	if p.sources[0] != nil {
+		var parts [2][][2]int64
+		for k, u := range p.sources {
+			u.mergeIn()
+			parts[k] = u.retire(len(u.sorted))
+		}
+		p.merge(parts[0], parts[1])
+	}
+	t := p.retired
+	if p.open {
+		t += p.end - p.start
+	}
+	return t
+}
+
+// Seal reduces p to its total (Union.Seal).
+func (p *pairUnion) Seal() {
+	p.retired, p.open = p.Total(), false
+}
+
+// Merge adds o's total to p.
+func (p *pairUnion) Merge(o *pairUnion) {
+	p.retired += o.Total()
 }

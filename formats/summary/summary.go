@@ -47,7 +47,7 @@ type deviceStats struct {
 	copyBytes     uint64
 	copySum       int64
 	copyBusy      Union
-	allBusy       Union
+	allBusy       pairUnion // kernelBusy's and copyBusy's
 	allocs, frees int64
 	allocBytes    uint64
 	peak          int64
@@ -199,7 +199,8 @@ func (c *Collector) deviceNamed(rs *rankStats, rank int64, name string) *deviceS
 		}
 	}
 	ds = &deviceStats{}
-	ds.kernelBusy.share, ds.copyBusy.share, ds.allBusy.share = &c.share, &c.share, &c.share
+	ds.kernelBusy.share, ds.copyBusy.share = &c.share, &c.share
+	ds.allBusy.link(&ds.kernelBusy, &ds.copyBusy)
 	c.devices[devKey{rank, name}] = ds
 	rs.devices++
 	return ds
@@ -372,7 +373,6 @@ func (c *Collector) addEnt(p *analysis.Process, e *ent) {
 		ds.copyBytes += e.bytes
 		ds.copySum += e.dur
 		ds.copyBusy.Add(e.start, end)
-		ds.allBusy.Add(e.start, end)
 	}
 }
 
@@ -390,7 +390,13 @@ func (c *Collector) runDevice(p *analysis.Process, k *kernelStats, e *ent) {
 	}
 	ds.kernelSum += d
 	ds.kernelBusy.Add(s, s+d)
-	ds.allBusy.Add(s, s+d)
+}
+
+// seal keeps the totals of the device's busy times only (Union.Seal).
+func (ds *deviceStats) seal() {
+	ds.allBusy.Seal() // first: it retires all the two others hold
+	ds.kernelBusy.Seal()
+	ds.copyBusy.Seal()
 }
 
 // Finish records what analysis.Read learned about the trace besides its rows.
@@ -427,9 +433,7 @@ func (c *Collector) Finish(res *analysis.Result) {
 	rs.apiBusy.Seal()
 	for k, ds := range c.devices {
 		if k.rank == p.Rank {
-			ds.kernelBusy.Seal()
-			ds.copyBusy.Seal()
-			ds.allBusy.Seal()
+			ds.seal()
 		}
 	}
 	for _, cs := range c.copies {
@@ -487,6 +491,7 @@ func (a *Collector) Absorb(c *Collector) {
 			a.devices[k] = v
 			continue
 		}
+		v.seal() // its unions merge as totals: allBusy is made of the two others
 		o.kernels += v.kernels
 		o.kernelSum += v.kernelSum
 		o.kernelBusy.Merge(&v.kernelBusy)

@@ -168,3 +168,96 @@ func TestUnionShare(t *testing.T) {
 		t.Fatalf("after Seal: %d unions joined, each holds %d; want 0, %d", share.big, share.held, maxUnion)
 	}
 }
+
+// TestPairUnionExact checks a pairUnion and its two sources against the
+// straightforward unions. Each source takes short intervals with gaps
+// between them (what a lost retirement would show), mostly ascending, a
+// quarter up to Lag late. With a small Lag or few intervals held (a share
+// split many ways), one source retiring makes the other retire every few
+// hundred intervals; nothing may be lost, since nothing comes Lag late
+// and Lag spans fewer intervals than a source holds.
+func TestPairUnionExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for round := range 150 {
+		var src [2]Union
+		var p pairUnion
+		p.link(&src[0], &src[1])
+		lag := int64(DefaultLag)
+		switch round % 3 {
+		case 1:
+			lag = 1 + rng.Int64N(100000)
+		case 2:
+			share := &unionShare{big: sharedHeld / minUnion} // as if that many held many
+			share.split()
+			src[0].share, src[1].share = share, share
+			lag = 1 + rng.Int64N(20000)
+		}
+		src[0].Lag, src[1].Lag = lag, lag
+		n := 1 << (6 + rng.IntN(10))
+		var dealt [2][][2]int64
+		var all [][2]int64
+		var now, latest int64 = 1e12, 0 // Lag after 0, before which a Union counts nothing
+		for range n {
+			k := rng.IntN(2)
+			now += rng.Int64N(200)
+			s := now
+			if rng.IntN(4) == 0 {
+				s = max(now-rng.Int64N(lag), latest-lag+1)
+			}
+			latest = max(latest, s)
+			iv := [2]int64{s, s + 1 + rng.Int64N(60)}
+			src[k].Add(iv[0], iv[1])
+			dealt[k] = append(dealt[k], iv)
+			all = append(all, iv)
+		}
+		for k := range src {
+			if got, want := src[k].Total(), naiveUnion(dealt[k]); got != want {
+				t.Fatalf("round %d (lag %d, %d intervals): source %d's union %d, want %d", round, lag, n, k, got, want)
+			}
+		}
+		if got, want := p.Total(), naiveUnion(all); got != want {
+			t.Fatalf("round %d (lag %d, %d intervals): the pair's union %d, want %d", round, lag, n, got, want)
+		}
+		for k := range src { // the pair's total retired all they held
+			if got, want := src[k].Total(), naiveUnion(dealt[k]); got != want || len(src[k].sorted) != 0 {
+				t.Fatalf("round %d: after the pair's total, source %d's union %d holding %d, want %d holding 0", round, k, got, len(src[k].sorted), want)
+			}
+		}
+	}
+}
+
+// TestPairUnionBounded: where intervals come later than the sources hold
+// (few held, far out of order), the unions lose time, but never count
+// more than the straightforward unions, nor the pair more than its
+// sources together; and they lose a bounded part.
+func TestPairUnionBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for round := range 50 {
+		var src [2]Union
+		var p pairUnion
+		p.link(&src[0], &src[1])
+		share := &unionShare{big: sharedHeld / minUnion}
+		share.split()
+		src[0].share, src[1].share = share, share
+		var dealt [2][][2]int64
+		var all [][2]int64
+		now := int64(1e12)
+		for range 20000 {
+			k := rng.IntN(2)
+			now += rng.Int64N(200)
+			s := now
+			if rng.IntN(4) == 0 {
+				s -= rng.Int64N(1e6) // up to 10,000 intervals late
+			}
+			iv := [2]int64{s, s + 1 + rng.Int64N(60)}
+			src[k].Add(iv[0], iv[1])
+			dealt[k] = append(dealt[k], iv)
+			all = append(all, iv)
+		}
+		pt, a, b := p.Total(), src[0].Total(), src[1].Total()
+		na, nb, nall := naiveUnion(dealt[0]), naiveUnion(dealt[1]), naiveUnion(all)
+		if pt > a+b || pt > nall || a > na || b > nb || pt < nall/2 || a < na/2 || b < nb/2 {
+			t.Fatalf("round %d: pair %d, sources %d and %d; straightforward %d, %d and %d", round, pt, a, b, nall, na, nb)
+		}
+	}
+}
