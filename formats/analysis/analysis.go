@@ -301,7 +301,7 @@ func (pr *Pairer) fill(r *Row, b, e *trace.Event) {
 			r.Memory = r.Src
 		}
 		if r.Memory != 0 {
-			r.Device = d.Memory(r.Memory).Device
+			r.Device = d.MemoryDevice(r.Memory)
 		}
 	case trace.BuildBegin:
 		r.Corr, r.Device, r.Name = a[0], a[1], d.String(a[2])

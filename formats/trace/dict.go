@@ -179,6 +179,16 @@ func (d *Dict) Memory(id uint64) MemoryInfo {
 	return MemoryInfo{ID: id}
 }
 
+// MemoryDevice returns the device of memory object id, 0 if unknown: what
+// a copy's row needs of it, for one map lookup (Memory also looks up its
+// tag).
+func (d *Dict) MemoryDevice(id uint64) uint64 {
+	if def := d.memory[id]; def != nil {
+		return def.Args[1]
+	}
+	return 0
+}
+
 // Thread describes thread index.
 func (d *Dict) Thread(index uint64) ThreadInfo {
 	if def := d.threads[index]; def != nil {

@@ -178,6 +178,9 @@ func TestRoundTrip(t *testing.T) {
 	if th := d.Thread(2); th.TID != 4244 {
 		t.Errorf("thread 2 = %+v", th)
 	}
+	if m := d.Memory(1); !m.Known || d.MemoryDevice(1) != m.Device || m.Device == 0 || d.MemoryDevice(9) != 0 {
+		t.Errorf("memory 1 = %+v, device %d; memory 9's device %d", m, d.MemoryDevice(1), d.MemoryDevice(9))
+	}
 
 	// ReadEvent sees the same events.
 	r, _ = trace.NewReader(bytes.NewReader(buf.Bytes()))
