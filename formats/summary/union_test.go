@@ -196,7 +196,7 @@ func TestPairUnionExact(t *testing.T) {
 		n := 1 << (6 + rng.IntN(10))
 		var dealt [2][][2]int64
 		var all [][2]int64
-		var now, latest int64 = 1e12, 0 // Lag after 0, before which a Union counts nothing
+		var now, latest int64 = 1e12, 0 // well after 0: a Union counts nothing before 0, its first horizon
 		for range n {
 			k := rng.IntN(2)
 			now += rng.Int64N(200)
