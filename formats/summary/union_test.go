@@ -179,19 +179,15 @@ func TestUnionShare(t *testing.T) {
 func TestPairUnionExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for round := range 150 {
-		var src [2]Union
-		var p pairUnion
-		p.link(&src[0], &src[1])
+		var share *unionShare
 		lag := int64(DefaultLag)
 		switch round % 3 {
 		case 1:
 			lag = 1 + rng.Int64N(100000)
 		case 2:
-			share := &unionShare{big: sharedHeld / minUnion} // as if that many held many
-			share.split()
-			src[0].share, src[1].share = share, share
-			lag = 1 + rng.Int64N(20000)
+			share, lag = fewHeld(), 1+rng.Int64N(20000)
 		}
+		src, p := newPair(share)
 		src[0].Lag, src[1].Lag = lag, lag
 		n := 1 << (6 + rng.IntN(10))
 		var dealt [2][][2]int64
@@ -233,12 +229,7 @@ func TestPairUnionExact(t *testing.T) {
 func TestPairUnionBounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	for round := range 50 {
-		var src [2]Union
-		var p pairUnion
-		p.link(&src[0], &src[1])
-		share := &unionShare{big: sharedHeld / minUnion}
-		share.split()
-		src[0].share, src[1].share = share, share
+		src, p := newPair(fewHeld())
 		var dealt [2][][2]int64
 		var all [][2]int64
 		now := int64(1e12)
@@ -260,4 +251,20 @@ func TestPairUnionBounded(t *testing.T) {
 			t.Fatalf("round %d: pair %d, sources %d and %d; straightforward %d, %d and %d", round, pt, a, b, nall, na, nb)
 		}
 	}
+}
+
+// newPair returns two unions sharing share (nil: none) and their pair.
+func newPair(share *unionShare) (*[2]Union, *pairUnion) {
+	src, p := new([2]Union), new(pairUnion)
+	p.link(&src[0], &src[1])
+	src[0].share, src[1].share = share, share
+	return src, p
+}
+
+// fewHeld returns a share that lets a union hold minUnion intervals, as
+// when it is split among many unions that hold many.
+func fewHeld() *unionShare {
+	s := &unionShare{big: sharedHeld / minUnion}
+	s.split()
+	return s
 }
