@@ -268,3 +268,57 @@ func fewHeld() *unionShare {
 	s.split()
 	return s
 }
+
+// FuzzPairUnion gives a pair's two sources intervals made from the
+// fuzzer's bytes (four each: the source, a step forward, how late, a
+// length), none later than Lag (at most 128 ns, so that a window of Lag
+// holds fewer intervals than a source may) and, after the first byte
+// asks for it, with minUnion intervals held, so that the sources retire
+// each other all the time. The pair and both sources must equal the
+// straightforward unions.
+func FuzzPairUnion(f *testing.F) {
+	f.Add([]byte{1, 40, 0, 10, 0, 5, 1, 3, 0, 9, 0, 1, 200, 4, 1, 0, 255, 60})
+	f.Add([]byte{0, 255, 1, 255, 255, 255})
+	// Long enough that the sources, holding minUnion, retire many times,
+	// with gaps between the intervals for a lost retirement to show in.
+	rng := rand.New(rand.NewPCG(19, 20))
+	long := []byte{1, 255}
+	for range 4000 {
+		long = append(long, byte(rng.IntN(2)), byte(100+rng.IntN(156)), byte(rng.IntN(256)), byte(rng.IntN(40)))
+	}
+	f.Add(long)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		var share *unionShare
+		if data[0]&1 == 1 {
+			share = fewHeld()
+		}
+		src, p := newPair(share)
+		lag := 1 + int64(data[1]>>1)
+		src[0].Lag, src[1].Lag = lag, lag
+		var dealt [2][][2]int64
+		var all [][2]int64
+		var now, latest int64 = 1e12, 0 // well after 0: a Union counts nothing before 0
+		for b := data[2:]; len(b) >= 4; b = b[4:] {
+			k := int(b[0] & 1)
+			now += 1 + int64(b[1])
+			s := max(now-int64(b[2]), latest-lag+1)
+			latest = max(latest, s)
+			iv := [2]int64{s, s + int64(b[3])}
+			src[k].Add(iv[0], iv[1])
+			dealt[k] = append(dealt[k], iv)
+			all = append(all, iv)
+		}
+		pair := p.Total()
+		for k := range src {
+			if got, want := src[k].Total(), naiveUnion(dealt[k]); got != want {
+				t.Fatalf("source %d's union %d, want %d", k, got, want)
+			}
+		}
+		if want := naiveUnion(all); pair != want {
+			t.Fatalf("the pair's union %d, want %d", pair, want)
+		}
+	})
+}
