@@ -4,9 +4,13 @@
 # bundled workload's event mix and on formats/bench's generated one (four
 # threads in 16 K-event batches, all on one device: the unions' worst
 # case). Each command runs ROUNDS times on each trace, with -j 1, in a
-# process of its own, as a user runs it; the table gives the median and
-# the best, the median over the target, and the median over `info` in the
-# same run: `info` only reads and counts the events, the floor under every
+# process of its own, as a user runs it, in two ways: on one core
+# (GOMAXPROCS=1), as each trace is read when -j has every core busy; and
+# alone on the machine, where a command may hand work to goroutines of its
+# own to finish sooner (summary's collector: about a sixth more CPU for
+# 1.6 times the speed on one trace). The table gives each one's median,
+# both over the target, and the one-core median over `info` in the same
+# run: `info` only reads and counts the events, the floor under every
 # command. Per-core figures are the machine's as much as the code's: the
 # same binary ran summary at 14.2 and 6.9 Mevents/cpu-s on a quiet 2-core
 # VM and on a 16-core server host, and its reading at 39 and 26
@@ -40,18 +44,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 TIMEFORMAT='%3U %3S' # bash's time: the child's user and system seconds, to the ms
 
-# measure TRACE EVENTS WORDS...: ROUNDS runs, one Mevents/cpu-s figure a line
-# in $tmp/runs.
+# measure TRACE EVENTS PROCS WORDS...: ROUNDS runs with GOMAXPROCS=PROCS
+# (unset if empty), one Mevents/cpu-s figure a line in $tmp/runs.
 measure() {
-  local trace=$1 events=$2
-  shift 2
+  local trace=$1 events=$2 procs=$3
+  shift 3
   local words=("$@")
   [ "${words[0]}" = convert ] && words+=(-o "$tmp/out")
   [ "${words[0]}" = info ] || words+=(-j 1)
   : >"$tmp/runs"
   for _ in $(seq "$rounds"); do
     rm -rf "$tmp/out"
-    { time "$tool" "${words[@]}" "$trace" </dev/null >/dev/null 2>"$tmp/stderr"; } 2>"$tmp/time" ||
+    { time env ${procs:+GOMAXPROCS=$procs} "$tool" "${words[@]}" "$trace" </dev/null >/dev/null 2>"$tmp/stderr"; } 2>"$tmp/time" ||
       { echo "bench-cores: $tool ${words[*]} $trace failed:" >&2; cat "$tmp/stderr" >&2; exit 1; }
     awk -v n="$events" '{ printf "%.3f\n", n / max($1 + $2, 0.001) / 1e6 } function max(a, b) { return a > b ? a : b }' \
       "$tmp/time" >>"$tmp/runs"
@@ -65,18 +69,20 @@ echo "bench-cores: $tool on $(nproc) cores (${model:-unknown CPU}), load average
 for trace in "$workload" "$generated"; do
   events=$("$tool" info "$trace" | awk '$1 == "events:" { print $2 }')
   [ -n "$events" ] || { echo "bench-cores: $trace: no event count in 'occa-tools info'" >&2; exit 1; }
-  measure "$trace" "$events" info
+  measure "$trace" "$events" 1 info
   reading=$(median)
-  echo "== $trace: $events events, $rounds runs a command, Mevents/cpu-s"
-  printf '%-22s %8s %8s %7s %9s %10s\n' command median best target vs_target vs_reading
-  printf '%-22s %8s %8s %7s %9s %10s\n' "info (reading only)" "$reading" "$(tail -1 "$tmp/runs")" - - 1.00
+  echo "== $trace: $events events, $rounds runs a command, medians in Mevents/cpu-s"
+  printf '%-22s %8s %8s %7s %11s %11s %12s\n' command one_core alone target core/target alone/target core/reading
+  printf '%-22s %8s %8s %7s %11s %11s %12s\n' "info (reading only)" "$reading" - - - - 1.00
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
   while read -r target cmd; do
     read -ra words <<<"$cmd"
-    measure "$trace" "$events" "${words[@]}"
-    m=$(median)
-    printf '%-22s %8s %8s %7s %9s %10s\n' "$cmd" "$m" "$(tail -1 "$tmp/runs")" "$target" \
-      "$(awk -v a="$m" -v b="$target" 'BEGIN { printf "%.2f", a / b }')" \
-      "$(awk -v a="$m" -v b="$reading" 'BEGIN { printf "%.2f", a / b }')"
+    measure "$trace" "$events" 1 "${words[@]}"
+    core=$(median)
+    measure "$trace" "$events" "" "${words[@]}"
+    alone=$(median)
+    printf '%-22s %8s %8s %7s %11s %11s %12s\n' "$cmd" "$core" "$alone" "$target" \
+      "$(ratio "$core" "$target")" "$(ratio "$alone" "$target")" "$(ratio "$core" "$reading")"
   done <<'EOF'
 15 summary
 5 convert -to csv
