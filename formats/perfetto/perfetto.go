@@ -139,11 +139,12 @@ type ringRow struct {
 	OMP              *analysis.OMP
 }
 
-// keep is the ring's copy of r.
-func keep(r *analysis.Row) ringRow {
-	return ringRow{Kind: r.Kind, Thread: r.Thread, Start: r.Start, Dur: r.Dur, Corr: r.Corr, Status: r.Status,
-		Device: r.Device, Stream: r.Stream, Memory: r.Memory, Bytes: r.Bytes, Aux: r.Aux, Name: r.Name,
-		DevStart: r.DevStart, DevDur: r.DevDur, Peer: r.Peer, Tag: r.Tag, Comm: r.Comm, OMP: r.OMP}
+// keep makes k the ring's copy of r, field by field: assigning a
+// ringRow literal built it on the stack and copied it (136 bytes).
+func (k *ringRow) keep(r *analysis.Row) {
+	k.Kind, k.Thread, k.Start, k.Dur, k.Corr, k.Status = r.Kind, r.Thread, r.Start, r.Dur, r.Corr, r.Status
+	k.Device, k.Stream, k.Memory, k.Bytes, k.Aux, k.Name = r.Device, r.Stream, r.Memory, r.Bytes, r.Aux, r.Name
+	k.DevStart, k.DevDur, k.Peer, k.Tag, k.Comm, k.OMP = r.DevStart, r.DevDur, r.Peer, r.Tag, r.Comm, r.OMP
 }
 
 // memoryChange is analysis.Row.MemoryChange.
@@ -446,7 +447,8 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if r.Device != 0 {
 		w.lastSeenDev = r.Device
 	}
-	b.rows = append(b.rows, keep(r))
+	b.rows = b.rows[:len(b.rows)+1] // a full batch was sent below
+	b.rows[len(b.rows)-1].keep(r)
 	d := r.Dur
 	if r.OMP != nil {
 		d = w.addOMP(b, r)
