@@ -139,8 +139,9 @@ type ringRow struct {
 	OMP              *analysis.OMP
 }
 
-// keep makes k the ring's copy of r, field by field: assigning a
-// ringRow literal built it on the stack and copied it (136 bytes).
+// keep makes k the ring's copy of r, field by field, so that the row is
+// written in place: a ringRow literal is built on the stack and then
+// copied, 136 bytes a row.
 func (k *ringRow) keep(r *analysis.Row) {
 	k.Kind, k.Thread, k.Start, k.Dur, k.Corr, k.Status = r.Kind, r.Thread, r.Start, r.Dur, r.Corr, r.Status
 	k.Device, k.Stream, k.Memory, k.Bytes, k.Aux, k.Name = r.Device, r.Stream, r.Memory, r.Bytes, r.Aux, r.Name
@@ -447,7 +448,7 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 	if r.Device != 0 {
 		w.lastSeenDev = r.Device
 	}
-	b.rows = b.rows[:len(b.rows)+1] // a full batch was sent below
+	b.rows = b.rows[:len(b.rows)+1] // there is room: a batch goes as soon as it is full
 	b.rows[len(b.rows)-1].keep(r)
 	d := r.Dur
 	if r.OMP != nil {

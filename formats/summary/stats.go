@@ -195,10 +195,10 @@ const DefaultLag = 10e9
 
 // A unionShare bounds what the unions of one collector hold together. A
 // trace may have up to maxDevices devices, each with two unions of up to
-// maxUnion intervals (6 MiB of arrays; a third, of both, is a pairUnion):
-// 24 devices of 300,000 launches each, with three, took summary's heap to
-// 277 MiB. Up to sharedHeld/maxUnion unions
-// that hold more than bigUnion intervals hold maxUnion each, as any union
+// maxUnion intervals (6 MiB of arrays; the union of both is a pairUnion):
+// 24 devices of 300,000 launches each, with three unions then, took
+// summary's heap to 277 MiB. Up to sharedHeld/maxUnion unions that hold
+// more than bigUnion intervals hold maxUnion each, as any union
 // alone does; past that they split sharedHeld evenly (at least minUnion
 // each) and retire their oldest intervals sooner. Their arrays then hold
 // at most about 10 * sharedHeld intervals (160 MiB) together: their sorted
@@ -603,8 +603,8 @@ func (u *Union) empty() bool {
 // A pairUnion is the union of two Unions, its sources (a device's kernels
 // and its copies), kept as a running total of what they retire rather
 // than as a union of its own: it costs a step of one merge per interval
-// they retire, where a third Union took a union's work per interval
-// given to them (a fifth of summary, where launches overlap). For that
+// they retire, rather than a union's work per interval given to them (a
+// fifth of summary, where launches overlap). For that
 // the sources retire together: when one retires what starts before a
 // time, so does the other, and the two parts, each sorted, merge in start
 // order into the total. What a source is given later that starts before
