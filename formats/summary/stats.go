@@ -604,13 +604,13 @@ func (u *Union) empty() bool {
 // and its copies), kept as a running total of what they retire rather
 // than as a union of its own: it costs a step of one merge per interval
 // they retire, rather than a union's work per interval given to them (a
-// fifth of summary, where launches overlap). For that
-// the sources retire together: when one retires what starts before a
-// time, so does the other, and the two parts, each sorted, merge in start
-// order into the total. What a source is given later that starts before
-// the time is counted by it, and by the pair only from the end of what
-// the pair holds on: the pair is exact where its sources are and nothing
-// comes later than they retire, as a Union is.
+// fifth of summary, where launches overlap). For that the sources retire
+// together: when one retires what starts before a time, so does the
+// other, and the two parts, each sorted, merge in start order into the
+// total. What a source is given later that starts before the time is
+// counted by it, and by the pair only from the end of what the pair holds
+// on: the pair is exact where its sources are and nothing comes later
+// than they retire, as a Union is.
 type pairUnion struct {
 	sources    [2]*Union
 	retired    int64 // the runs closed
@@ -635,6 +635,7 @@ func (p *pairUnion) retireBefore(t int64) {
 	p.merge(parts[0], parts[1])
 }
 
+// merge adds a and b, each sorted, to the total in start order.
 func (p *pairUnion) merge(a, b [][2]int64) {
 	for len(a) > 0 && len(b) > 0 {
 		if a[0][0] <= b[0][0] {
@@ -671,12 +672,7 @@ func (p *pairUnion) add(iv [2]int64) {
 // they hold, as their Seal would.
 func (p *pairUnion) Total() int64 {
 	if p.sources[0] != nil {
-		var parts [2][][2]int64
-		for k, u := range p.sources {
-			u.mergeIn()
-			parts[k] = u.retire(len(u.sorted))
-		}
-		p.merge(parts[0], parts[1])
+		p.retireBefore(math.MaxInt64) // every interval starts before its end
 	}
 	t := p.retired
 	if p.open {
