@@ -166,8 +166,17 @@ static void *_Atomic forward_to[NFORWARD];
 static void *target(int f) {
   void *p = atomic_load_explicit(&forward_to[f], memory_order_acquire);
   if (!p) {
-    p = dlsym(RTLD_NEXT, forward_names[f]);
-    atomic_store_explicit(&forward_to[f], p, memory_order_release);
+    /* Only where nothing is set yet: the Go runtime's threads call this
+     * while the shim loads the runtime, and storing the next definition
+     * over the runtime's own (set as the load ends) sent every later
+     * thread of the core past the runtime's pthread_create, unrecorded:
+     * SIGCHLD's stand-in then dropped the signals such a thread took. */
+    void *next = dlsym(RTLD_NEXT, forward_names[f]);
+    p = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&forward_to[f], &p, next, memory_order_acq_rel,
+                                                 memory_order_acquire))
+      return p;
+    p = next;
   }
   return p;
 }

@@ -103,8 +103,24 @@ static int each_thread(int (*fn)(pid_t)) {
 }
 
 static int record_tool_thread(pid_t tid) {
-  add_tool_thread(tid);
+  if (!is_tool_thread(tid)) /* those made through pthread_create are already */
+    add_tool_thread(tid);
   return 1;
+}
+
+static _Atomic unsigned char called_once[MAX_TOOL_THREADS];
+
+int ot_core_threads_once(void (*fn)(pid_t tid)) {
+  pid_t reaper = atomic_load(&reaper_tid); /* blocks every signal: not one of them */
+  int n = atomic_load(&ntool), called = 0;
+  for (int i = 0; i < n && i < MAX_TOOL_THREADS; i++) {
+    pid_t tid = atomic_load(&tool_tids[i]);
+    if (tid > 0 && tid != reaper && !atomic_exchange(&called_once[i], 1)) {
+      fn(tid);
+      called++;
+    }
+  }
+  return called;
 }
 
 int ot_on_core_thread(void) {
@@ -174,6 +190,7 @@ static void *tool_thread(void *p) {
   tool_start s = *(tool_start *)p;
   free(p);
   add_tool_thread(thread_id());
+  ot_core_thread_begins();
   return s.start(s.arg);
 }
 

@@ -455,14 +455,41 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
 static _Atomic int chld_standin;      /* the stand-in is the kernel's action */
 static struct sigaction chld_program; /* the program's SIG_DFL action meanwhile */
 
+/* Hops are the fallback. While a core thread leaves SIGCHLD unblocked, it
+ * may take a child's signal that the kernel woke the program's waiting
+ * thread for: sigtimedwait() then returned EINTR, and the signal came
+ * later, to a handler the program had installed by then (1 run of 10 of
+ * tests/signals/itimer.c under `go test`). So as the stand-in goes in,
+ * each core thread is sent a mark, a SIGCHLD of its own (tgkill), that the
+ * stand-in takes by blocking SIGCHLD there and nothing more; the stand-in
+ * waits for every mark to be taken (chld_marks, at most chld_marks_wait_ms)
+ * so that none is left for a handler the program installs later. A core
+ * thread that starts later is sent its mark as it starts, where it stays
+ * pending until the Go runtime unblocks SIGCHLD in it. */
+static _Atomic int chld_marks; /* sent and not yet taken */
+static const long chld_marks_wait_ms = 200;
+
 static void chld_handler(int sig, siginfo_t *info, void *ctx) {
-  (void)info;
   if (!ot_on_core_thread())
     return;
   int saved = errno;
   sigaddset(&((ucontext_t *)ctx)->uc_sigmask, sig);
-  kill(getpid(), sig);
+  if (info && info->si_code == SI_TKILL && info->si_pid == getpid())
+    atomic_fetch_sub(&chld_marks, 1);
+  else
+    kill(getpid(), sig); /* a child's: pass it on */
   errno = saved;
+}
+
+static void chld_block_on(pid_t tid) {
+  atomic_fetch_add(&chld_marks, 1);
+  if (syscall(SYS_tgkill, (long)getpid(), (long)tid, (long)SIGCHLD) != 0)
+    atomic_fetch_sub(&chld_marks, 1);
+}
+
+void ot_core_thread_begins(void) {
+  if (atomic_load(&chld_standin))
+    ot_core_threads_once(chld_block_on);
 }
 
 static int is_default(const struct sigaction *a) {
@@ -505,14 +532,21 @@ static void chld_standin_in(void) {
   lock_signals(&saved);
   struct sigaction cur;
   memset(&cur, 0, sizeof cur);
+  int marked = 0;
   if (!atomic_load(&chld_standin) && next(SIGCHLD, NULL, &cur) == 0 && is_default(&cur)) {
     struct sigaction standin = chld_action(&cur);
     if (next(SIGCHLD, &standin, NULL) == 0) {
       chld_program = cur;
-      atomic_store(&chld_standin, 1);
+      atomic_store(&chld_standin, 1); /* before the threads are read: one that starts now sees it */
+      /* Once per thread: SIGCHLD stays blocked where it was, and a second
+       * mark there would stay pending for good. */
+      marked = ot_core_threads_once(chld_block_on);
     }
   }
   unlock_signals(&saved);
+  const struct timespec ms = {0, 1000 * 1000};
+  for (long i = 0; marked > 0 && i < chld_marks_wait_ms && atomic_load(&chld_marks) > 0; i++)
+    nanosleep(&ms, NULL);
 }
 
 /* The program waits for the signals in set. */

@@ -99,6 +99,11 @@ OT_HIDDEN void ot_lastthread_core_started(void);
  * Go runtime's, where the writer runs; not the reaper (lastthread.c).
  * Async-signal-safe. */
 OT_HIDDEN int ot_on_core_thread(void);
+/* fn(tid) for each thread of the core recorded so far that it has not been
+ * called for before, and returns how many (lastthread.c). */
+OT_HIDDEN int ot_core_threads_once(void (*fn)(pid_t tid));
+/* Called on each thread of the core as it starts (lifecycle.c). */
+OT_HIDDEN void ot_core_thread_begins(void);
 
 /* Flushes what was recorded so far in the traced process (not in a vfork
  * child), waiting up to the flush timeout: before an exec (exec.c), and
