@@ -75,7 +75,7 @@ func (d *decoded) dump(t *testing.T) string {
 }
 
 // convertFile converts the trace at path and returns the Perfetto bytes.
-func convertFile(t *testing.T, path string) []byte {
+func convertFile(t testing.TB, path string) []byte {
 	t.Helper()
 	w, out := convertWith(t, path)
 	if w.Late() != 0 {
@@ -90,7 +90,7 @@ func convertFile(t *testing.T, path string) []byte {
 
 // convertWith converts the trace at path into a file of its own and returns
 // the closed writer (for its counts) and that file's path.
-func convertWith(t *testing.T, path string, opts ...Option) (*Writer, string) {
+func convertWith(t testing.TB, path string, opts ...Option) (*Writer, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.perfetto-trace")
 	var w *Writer

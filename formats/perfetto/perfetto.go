@@ -274,8 +274,8 @@ type Option func(*Writer)
 
 // Compressed writes the packets zlib-compressed, each buffer of them (about
 // 1 MiB) as one TracePacket's compressed_packets, which trace_processor
-// and ui.perfetto.dev unpack as they read: a sixth of the bytes for about
-// twice the CPU (convert's help gives the figures; the compression runs on
+// and ui.perfetto.dev unpack as they read: a sixth of the bytes for a
+// third more CPU (convert's help gives the figures; the compression runs on
 // the goroutine that writes the file). The 2 GiB split counts the bytes
 // unpacked, which is what a reader holds.
 func Compressed() Option { return func(w *Writer) { w.zip = &packetZipper{} } }
@@ -491,10 +491,6 @@ type rowSlab struct {
 
 var spareRows sync.Pool
 
-// spareFlate keeps the compressors of closed writers (deflate's state and
-// its match tables, about 1 MiB): Reset makes them as good as new.
-var spareFlate sync.Pool
-
 // sortNew sorts the rows that arrived since the last sorted set, on the
 // reader's goroutine, and hands them to the worker with batch b.
 func (w *Writer) sortNew(b *batch, final bool) {
@@ -553,24 +549,18 @@ func (w *Writer) fileWriter() {
 			continue
 		}
 		if w.wErr == nil {
-			out, err := b, error(nil)
+			out := b
 			if w.zip != nil {
-				out, err = w.zip.pack(b)
+				out = w.zip.pack(b)
 			}
-			if err == nil {
-				_, err = w.f.Write(out)
-				w.sizes[len(w.sizes)-1] += int64(len(b))
-			}
+			_, err := w.f.Write(out)
+			w.sizes[len(w.sizes)-1] += int64(len(b))
 			if err != nil {
 				w.wErr = err
 				w.wfail.Store(true)
 			}
 		}
 		w.wfree <- b[:0]
-	}
-	if w.zip != nil && w.zip.fw != nil {
-		spareFlate.Put(w.zip.fw)
-		w.zip.fw = nil
 	}
 }
 
