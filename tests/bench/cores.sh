@@ -8,10 +8,12 @@
 # (GOMAXPROCS=1), as each trace is read when -j has every core busy; and
 # alone on the machine, where a command may hand work to goroutines of its
 # own to finish sooner (summary's collector: about a sixth more CPU for
-# 1.6 times the speed on one trace). The table gives each one's median,
-# both over the target, and the one-core median over `info` in the same
-# run: `info` only reads and counts the events, the floor under every
-# command. Per-core figures are the machine's as much as the code's: the
+# 1.6 times the speed on one trace). Perfetto runs compressed, as by
+# default (about 6 bytes per event), and plain (-compress=false, about
+# 33): the two ends of its trade of bytes for CPU. The table gives each
+# one's median, both over the target, and the one-core median over `info`
+# in the same run: `info` only reads and counts the events, the floor
+# under every command. Per-core figures are the machine's as much as the code's: the
 # same binary ran summary at 14.2 and 6.9 Mevents/cpu-s on a quiet 2-core
 # VM and on a 16-core server host, and its reading at 39 and 26
 # (tests/bench/README.md, "Figures: per core on two machines").
@@ -72,8 +74,8 @@ for trace in "$workload" "$generated"; do
   measure "$trace" "$events" 1 info
   reading=$(median)
   echo "== $trace: $events events, $rounds runs a command, medians in Mevents/cpu-s"
-  printf '%-22s %8s %8s %7s %11s %11s %12s\n' command one_core alone target core/target alone/target core/reading
-  printf '%-22s %8s %8s %7s %11s %11s %12s\n' "info (reading only)" "$reading" - - - - 1.00
+  printf '%-38s %8s %8s %7s %11s %11s %12s\n' command one_core alone target core/target alone/target core/reading
+  printf '%-38s %8s %8s %7s %11s %11s %12s\n' "info (reading only)" "$reading" - - - - 1.00
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
   while read -r target cmd; do
     read -ra words <<<"$cmd"
@@ -81,12 +83,13 @@ for trace in "$workload" "$generated"; do
     core=$(median)
     measure "$trace" "$events" "" "${words[@]}"
     alone=$(median)
-    printf '%-22s %8s %8s %7s %11s %11s %12s\n' "$cmd" "$core" "$alone" "$target" \
+    printf '%-38s %8s %8s %7s %11s %11s %12s\n' "$cmd" "$core" "$alone" "$target" \
       "$(ratio "$core" "$target")" "$(ratio "$alone" "$target")" "$(ratio "$core" "$reading")"
   done <<'EOF'
 15 summary
 5 convert -to csv
 5 convert -to parquet
 8 convert -to perfetto
+8 convert -to perfetto -compress=false
 EOF
 done
