@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
@@ -315,5 +316,17 @@ func TestInternAnew(t *testing.T) {
 	}
 	if len(seen) != n || long != (n+999)/1000 || kernels != long {
 		t.Errorf("%d named regions, %d long ones and %d device slices, want %d, %d and %d", len(seen), long, kernels, n, (n+999)/1000, (n+999)/1000)
+	}
+}
+
+// A ring row is two cache lines, and a batch of them starts on a line: no
+// row straddles a third.
+func TestRingRowLines(t *testing.T) {
+	if size := unsafe.Sizeof(ringRow{}); size != 128 {
+		t.Errorf("a ringRow takes %d bytes, want 128", size)
+	}
+	rows := make([]ringRow, 0, batchRows)
+	if at := uintptr(unsafe.Pointer(unsafe.SliceData(rows))); at%64 != 0 {
+		t.Errorf("a batch's rows start at %#x, not on a 64-byte line", at)
 	}
 }
