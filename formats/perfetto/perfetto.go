@@ -284,7 +284,18 @@ type Option func(*Writer)
 // third more CPU (convert's help gives the figures; the compression runs on
 // the goroutine that writes the file). The 2 GiB split counts the bytes
 // unpacked, which is what a reader holds.
-func Compressed() Option { return func(w *Writer) { w.zip = &packetZipper{} } }
+func Compressed() Option {
+	return func(w *Writer) {
+		if w.zip, _ = spareZips.Get().(*packetZipper); w.zip == nil {
+			w.zip = &packetZipper{}
+		}
+	}
+}
+
+// spareZips keeps the packetZippers of closed writers, each with its
+// buffer grown to the largest packet it made: a run of 10,000 small traces
+// does not allocate and clear one for each.
+var spareZips sync.Pool
 
 type thread struct {
 	uuid  uint64
@@ -567,6 +578,10 @@ func (w *Writer) fileWriter() {
 			}
 		}
 		w.wfree <- b[:0]
+	}
+	if w.zip != nil {
+		spareZips.Put(w.zip)
+		w.zip = nil
 	}
 }
 
