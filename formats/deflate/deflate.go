@@ -1,7 +1,6 @@
 // Package deflate writes DEFLATE streams (RFC 1951) for machine-written,
-// repetitive data, such as a Perfetto trace's packets, at about twice the
-// speed of klauspost/compress's fastest level, for a somewhat larger
-// output.
+// repetitive data, such as a Perfetto trace's packets, at 1.5 to 1.7 times
+// the speed of klauspost/compress's fastest level, for a fifth more bytes.
 //
 // The speed comes from what it leaves out. It probes one hash slot per
 // position, and it codes with deflate's fixed Huffman codes, so nothing is
@@ -32,13 +31,13 @@ const (
 // indexes (its positions are int32); a variable for the tests.
 var segment = 1 << 30
 
-// Fixed codes (RFC 1951, 3.2.6), bit-reversed, since deflate packs a
-// Huffman code from its first bit on and the writer fills from the least
-// significant bit: lit[sym] holds the code in its low bits and the code's
-// length in bits 24 to 31. length[n] is the whole of a match's length
-// part: code, extra bits and their total width (bits 56 to 63). dist[c]
-// is the code of distance code c, distBase and distExtra its base and
-// extra bits.
+// Fixed codes (RFC 1951, 3.2.6), bit-reversed: deflate packs a Huffman
+// code's most significant bit first, into a stream filled from each
+// byte's least significant bit. lit[sym] holds the code in its low bits
+// and its length in bits 24 to 31. length[n] is the whole of a match's
+// length part: code, extra bits and their total width (bits 56 to 63).
+// dist[c] is the code of distance code c, distBase[c] and distExt[c] its
+// base and number of extra bits.
 var (
 	lit      [286]uint32
 	length   [maxMatch + 1]uint64
