@@ -181,6 +181,11 @@ func (w *bitWriter) codes(src []byte, final bool) bool {
 		acc |= 0b010 << n
 	}
 	n += 3
+	if n >= 32 { // after the block before: a match must find room
+		out = binary.LittleEndian.AppendUint32(out, uint32(acc))
+		acc >>= 32
+		n -= 32
+	}
 	limit := len(out) + len(src) + 8 // past it, stored blocks are smaller
 	s := 0
 	for s+8 <= len(src) {

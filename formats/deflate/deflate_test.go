@@ -166,6 +166,12 @@ func TestEncodeSegments(t *testing.T) {
 	for _, n := range []int{999, 1000, 1001, 2000, 2500, 10_000} {
 		roundTrip(t, packets(n, uint64(n)))
 	}
+	// A block begins wherever the last one's bits ended in a byte.
+	for size := 1000; size < 1040; size++ {
+		segment = size
+		roundTrip(t, packets(6000, 14))
+	}
+	segment = 1000
 	rng := rand.New(rand.NewPCG(12, 13))
 	random := make([]byte, 5000)
 	for i := range random {
