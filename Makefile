@@ -112,8 +112,7 @@ BENCH_WORKLOAD_TRACE = $(BUILD)/bench-convert/workload.occatrace
 bench-convert: all test-programs
 	OCCA_BENCH_EVENTS=$${OCCA_BENCH_EVENTS:-10000000} $(GO) test -run XXX -bench . -benchtime 1x -timeout 30m ./formats/bench
 	@rm -rf $(BUILD)/bench-convert && mkdir -p $(BUILD)/bench-convert
-	env OCCA_TOOLS_CONFIG=configs/default.toml OCCA_TOOLS_OUTPUT_DIR=$(BUILD)/bench-convert $(BUILD)/tests/workload -t 2 -s 100000 -w 0 >/dev/null
-	mv $(BUILD)/bench-convert/*.occatrace $(BENCH_WORKLOAD_TRACE)
+	tests/bench/workload-trace.sh $(BUILD) $(BENCH_WORKLOAD_TRACE)
 	@echo "== the same on the workload's event mix ($(BENCH_WORKLOAD_TRACE))"
 	OCCA_BENCH_TRACE=$(abspath $(BENCH_WORKLOAD_TRACE)) $(GO) test -run XXX -bench 'Decode|Pair$$|Summary$$|SummaryInline$$|Parquet$$|CSV$$|Perfetto$$|PerfettoPlain$$' -benchtime 1x -timeout 30m ./formats/bench
 

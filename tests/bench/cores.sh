@@ -13,10 +13,10 @@
 # 33): the two ends of its trade of bytes for CPU. The table gives each
 # one's median, both over the target, and the one-core median over `info`
 # in the same run: `info` only reads and counts the events, the floor
-# under every command. Per-core figures are the machine's as much as the code's: the
-# same binary ran summary at 14.2 and 6.9 Mevents/cpu-s on a quiet 2-core
-# VM and on a 16-core server host, and its reading at 39 and 26
-# (tests/bench/README.md, "Figures: per core on two machines").
+# under every command. Per-core figures are the machine's as much as the
+# code's: the same binary ran summary at 14.2 and 6.9 Mevents/cpu-s on a
+# quiet 2-core VM and on a 16-core server host, and its reading at 39 and
+# 26 (tests/bench/README.md, "Figures: per core on two machines").
 #
 #   CORES_ROUNDS  runs per command and trace (default 5)
 #   OCCA_TOOLS    the occa-tools binary to measure (default build/bin/occa-tools)
@@ -29,13 +29,7 @@ dir=${CORES_DIR:-$build/bench-cores}
 mkdir -p "$dir"
 
 workload=$dir/workload.occatrace
-if [ ! -s "$workload" ]; then
-  rec=$(mktemp -d "$dir/record.XXXXXX")
-  env OCCA_TOOLS_CONFIG="$PWD/configs/default.toml" OCCA_TOOLS_OUTPUT_DIR="$rec" \
-    "$build/tests/workload" -t 2 -s 100000 -w 0 >/dev/null
-  mv "$rec"/*.occatrace "$workload"
-  rmdir "$rec"
-fi
+[ -s "$workload" ] || tests/bench/workload-trace.sh "$build" "$workload"
 # formats/bench writes its generated trace into the temporary directory.
 generated=$dir/occa-tools-bench-4000000.occatrace
 if [ ! -s "$generated" ]; then
@@ -65,6 +59,8 @@ measure() {
   sort -g "$tmp/runs" -o "$tmp/runs"
 }
 median() { awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }' "$tmp/runs"; }
+# row COMMAND FIGURES...: one line of the table.
+row() { printf '%-38s %8s %8s %7s %11s %11s %12s\n' "$@"; }
 
 model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 echo "bench-cores: $tool on $(nproc) cores (${model:-unknown CPU}), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
@@ -74,8 +70,8 @@ for trace in "$workload" "$generated"; do
   measure "$trace" "$events" 1 info
   reading=$(median)
   echo "== $trace: $events events, $rounds runs a command, medians in Mevents/cpu-s"
-  printf '%-38s %8s %8s %7s %11s %11s %12s\n' command one_core alone target core/target alone/target core/reading
-  printf '%-38s %8s %8s %7s %11s %11s %12s\n' "info (reading only)" "$reading" - - - - 1.00
+  row command one_core alone target core/target alone/target core/reading
+  row "info (reading only)" "$reading" - - - - 1.00
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
   while read -r target cmd; do
     read -ra words <<<"$cmd"
@@ -83,7 +79,7 @@ for trace in "$workload" "$generated"; do
     core=$(median)
     measure "$trace" "$events" "" "${words[@]}"
     alone=$(median)
-    printf '%-38s %8s %8s %7s %11s %11s %12s\n' "$cmd" "$core" "$alone" "$target" \
+    row "$cmd" "$core" "$alone" "$target" \
       "$(ratio "$core" "$target")" "$(ratio "$alone" "$target")" "$(ratio "$core" "$reading")"
   done <<'EOF'
 15 summary
