@@ -53,6 +53,16 @@ func packets(n int, seed uint64) []byte {
 	return b[:n]
 }
 
+// noise returns n random bytes: incompressible, and nothing in them repeats
+// by chance for long.
+func noise(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
 // The empty input is one final block of fixed codes holding only its end:
 // the two bytes every zlib writes for it at a fixed-code level.
 func TestEncodeEmpty(t *testing.T) {
@@ -66,11 +76,7 @@ func TestEncodeEmpty(t *testing.T) {
 func TestEncodeShort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for n := range 600 {
-		random := make([]byte, n)
-		for i := range random {
-			random[i] = byte(rng.Uint32())
-		}
-		roundTrip(t, random)
+		roundTrip(t, noise(rng, n))
 		roundTrip(t, bytes.Repeat([]byte{'x'}, n))
 		roundTrip(t, packets(n, uint64(n)))
 	}
@@ -81,29 +87,22 @@ func TestEncodeShort(t *testing.T) {
 // code, every distance code and their extra bits go through Go's decoder.
 func TestEncodeEveryLengthAndDistance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	noise := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(rng.Uint32())
-		}
-		return b
-	}
 	var src []byte
 	for l := minMatch; l <= maxMatch; l++ {
-		chunk := noise(l)
+		chunk := noise(rng, l)
 		src = append(src, chunk...)
-		src = append(src, noise(3)...)
+		src = append(src, noise(rng, 3)...)
 		src = append(src, chunk...)
-		src = append(src, noise(3)...)
+		src = append(src, noise(rng, 3)...)
 	}
 	// A stretch of d random bytes said three times over: its repeats lie
 	// d bytes back.
 	for _, d := range []int{1, 2, 3, 4, 5, 8, 9, 100, 257, 1024, 4097, 16385, 24577, maxDist - 1, maxDist} {
-		chunk := noise(d)
+		chunk := noise(rng, d)
 		for range 3 {
 			src = append(src, chunk...)
 		}
-		src = append(src, noise(3)...)
+		src = append(src, noise(rng, 3)...)
 	}
 	stream := roundTrip(t, src)
 	if len(stream) >= len(src) {
@@ -115,16 +114,9 @@ func TestEncodeEveryLengthAndDistance(t *testing.T) {
 // valid (Go's decoder rejects a distance past 32 KiB).
 func TestEncodeWindowEdge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	chunk := make([]byte, 64)
-	for i := range chunk {
-		chunk[i] = byte(rng.Uint32())
-	}
+	chunk := noise(rng, 64)
 	for _, gap := range []int{maxDist - 64, maxDist - 63, maxDist - 65} {
-		filler := make([]byte, gap)
-		for i := range filler {
-			filler[i] = byte(rng.Uint32())
-		}
-		roundTrip(t, append(append(append([]byte(nil), chunk...), filler...), chunk...))
+		roundTrip(t, append(append(append([]byte(nil), chunk...), noise(rng, gap)...), chunk...))
 	}
 }
 
@@ -133,10 +125,7 @@ func TestEncodeWindowEdge(t *testing.T) {
 func TestEncodeIncompressible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, n := range []int{maxStored - 1, maxStored, maxStored + 1, 3 << 20} {
-		src := make([]byte, n)
-		for i := range src {
-			src[i] = byte(rng.Uint32())
-		}
+		src := noise(rng, n)
 		if got := len(roundTrip(t, src)); got != MaxEncodedLen(n) {
 			t.Errorf("%d random bytes: %d encoded, want the stored size %d", n, got, MaxEncodedLen(n))
 		}
@@ -173,10 +162,7 @@ func TestEncodeSegments(t *testing.T) {
 	}
 	segment = 1000
 	rng := rand.New(rand.NewPCG(12, 13))
-	random := make([]byte, 5000)
-	for i := range random {
-		random[i] = byte(rng.Uint32())
-	}
+	random := noise(rng, 5000)
 	if got := len(roundTrip(t, random)); got != MaxEncodedLen(len(random)) {
 		t.Errorf("%d random bytes in segments: %d encoded, want the stored size %d", len(random), got, MaxEncodedLen(len(random)))
 	}
