@@ -64,6 +64,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -730,67 +731,88 @@ func (w *Writer) addBatch(b *batch) {
 
 // flushReorder merges the new rows nw (sorted) with the held ones and
 // releases all but the last ReorderRows (all when final).
+//
+// The held rows up to the first new one are already in place, and are
+// most of them: rows come late by a chunk of another thread's, not by
+// the whole hold. They are released from where they are, or copied in
+// one move, and only the rest is merged row by row (an unpredictable
+// branch each).
 func (w *Writer) flushReorder(nw []held, final bool) {
-	m := w.bufs[1-w.pb][:0]
-	if need := len(w.pend) + len(nw); cap(m) < need { // at most a few times, not by append's doubling
-		m = make([]held, 0, max(need, min(4*need, ReorderRows+ReorderRows/2)))
+	a := w.pend
+	k := len(a)
+	if len(nw) > 0 {
+		k = sort.Search(len(a), func(i int) bool { return cmpHeld(a[i], nw[0]) > 0 })
 	}
-	a, b := w.pend, nw
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if cmpHeld(a[i], b[j]) <= 0 {
-			m = append(m, a[i])
-			i++
-		} else {
-			m = append(m, b[j])
-			j++
-		}
-	}
-	m = append(m, a[i:]...)
-	m = append(m, b[j:]...)
 	keep := ReorderRows
 	if final {
 		keep = 0
 	}
-	n := max(len(m)-keep, 0)
-	for k := 0; k < n && w.err == nil; k++ {
-		h := m[k]
-		var r *ringRow
-		if h.idx >= 0 {
-			ch := w.ring[h.idx/batchRows]
-			r = &ch.rows[h.idx%batchRows]
-			ch.busy[h.idx%batchRows] = false
-		} else {
-			row := w.over[h.seq]
-			delete(w.over, h.seq)
-			r = &row
-		}
-		if r.Start < w.last {
-			w.late++
-		}
-		w.last = max(w.last, r.Start)
-		w.split()
-		if len(w.names) >= maxInterned {
-			w.internAnew()
-		}
-		// The next row starts at the horizon, when this flush holds it.
-		w.horizon = math.MinInt64
-		if k+1 < n {
-			w.horizon = w.p.WallTime(m[k+1].start)
-		} else if final {
-			w.horizon = math.MaxInt64
-		}
-		w.write(r)
-		if len(w.rowEnds) > 0 {
-			w.settle()
-		}
-		w.horizon = math.MinInt64
+	n := max(len(a)+len(nw)-keep, 0)
+	direct := min(n, k) // released from a
+	m := w.bufs[1-w.pb][:0]
+	if need := len(a) - direct + len(nw); cap(m) < need { // at most a few times, not by append's doubling
+		m = make([]held, 0, max(need, min(4*need, ReorderRows+ReorderRows/2)))
 	}
+	m = append(m, a[direct:k]...)
+	i, j := k, 0
+	for i < len(a) && j < len(nw) {
+		if cmpHeld(a[i], nw[j]) <= 0 {
+			m = append(m, a[i])
+			i++
+		} else {
+			m = append(m, nw[j])
+			j++
+		}
+	}
+	m = append(m, a[i:]...)
+	m = append(m, nw[j:]...)
+	w.release(a[:direct], m[:n-direct], final)
 	// The held rows stay where the merge put them (no copy back); the
 	// other array takes the next merge.
 	w.bufs[1-w.pb] = m[:0]
-	w.pend = m[n:]
+	w.pend = m[n-direct:]
 	w.pb = 1 - w.pb
+}
+
+// release writes the rows of first and then second, in that order.
+func (w *Writer) release(first, second []held, final bool) {
+	for part, hs := range [2][]held{first, second} {
+		for k := 0; k < len(hs) && w.err == nil; k++ {
+			h := hs[k]
+			var r *ringRow
+			if h.idx >= 0 {
+				ch := w.ring[h.idx/batchRows]
+				r = &ch.rows[h.idx%batchRows]
+				ch.busy[h.idx%batchRows] = false
+			} else {
+				row := w.over[h.seq]
+				delete(w.over, h.seq)
+				r = &row
+			}
+			if r.Start < w.last {
+				w.late++
+			}
+			w.last = max(w.last, r.Start)
+			w.split()
+			if len(w.names) >= maxInterned {
+				w.internAnew()
+			}
+			// The next row starts at the horizon, when this flush holds it.
+			w.horizon = math.MinInt64
+			if k+1 < len(hs) {
+				w.horizon = w.p.WallTime(hs[k+1].start)
+			} else if part == 0 && len(second) > 0 {
+				w.horizon = w.p.WallTime(second[0].start)
+			} else if final {
+				w.horizon = math.MaxInt64
+			}
+			w.write(r)
+			if len(w.rowEnds) > 0 {
+				w.settle()
+			}
+			w.horizon = math.MinInt64
+		}
+	}
 }
 
 // holdRows is how long the ring keeps a row: the rows held (at most
