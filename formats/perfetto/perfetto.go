@@ -63,7 +63,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -327,12 +326,14 @@ type lane struct {
 
 // held is a row waiting in the reorder buffer; the row itself stays in
 // Writer.ring, in arrival order, so that releasing rows in start order
-// (nearly arrival order) reads the ring nearly sequentially. idx is -1 for
-// a row moved to Writer.over.
+// (nearly arrival order) reads the ring nearly sequentially. seq, its
+// arrival number from 1, also says where: ring slot (seq-1) % ringRows
+// while its chunk is in the ring, else Writer.over (Writer.ringRow). No
+// slot index is kept beside it: 24 bytes, where the sort and the merge
+// move each held row several times.
 type held struct {
 	start, dur int64
 	seq        uint64
-	idx        int32
 }
 
 func cmpHeld(a, b held) int {
@@ -473,7 +474,7 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 		d = w.addOMP(b, r)
 	}
 	w.rOrder++
-	w.nw = append(w.nw, held{start: r.Start, dur: d, seq: w.rOrder, idx: int32((w.rOrder - 1) % ringRows)})
+	w.nw = append(w.nw, held{start: r.Start, dur: d, seq: w.rOrder})
 	if len(b.rows) == cap(b.rows) {
 		if len(w.nw) >= ReorderRows/2 {
 			w.sortNew(b, false)
@@ -718,7 +719,7 @@ func (w *Writer) addBatch(b *batch) {
 			ch := w.ring[c]
 			for i := range ch.rows {
 				if ch.busy[i] {
-					w.moveAside(int32(c*batchRows+uint64(i)), w.freed*batchRows+uint64(i)+1)
+					w.moveAside(ch, i, w.freed*batchRows+uint64(i)+1)
 				}
 			}
 			w.ring[c] = nil
@@ -780,10 +781,10 @@ func (w *Writer) release(first, second []held, final bool) {
 		for k := 0; k < len(hs) && w.err == nil; k++ {
 			h := hs[k]
 			var r *ringRow
-			if h.idx >= 0 {
-				ch := w.ring[h.idx/batchRows]
-				r = &ch.rows[h.idx%batchRows]
-				ch.busy[h.idx%batchRows] = false
+			if at := h.seq - 1; at/batchRows >= w.freed { // its chunk is in the ring
+				ch := w.ring[at%ringRows/batchRows]
+				r = &ch.rows[at%batchRows]
+				ch.busy[at%batchRows] = false
 			} else {
 				row := w.over[h.seq]
 				delete(w.over, h.seq)
@@ -828,26 +829,14 @@ const ringRows = holdRows + ReorderRows
 // chunks is the number of batches in the ring.
 const chunks = ringRows / batchRows
 
-// moveAside moves the row seq, held in ring slot idx, to w.over when its
-// chunk is handed back: it is in w.pend (every row that arrived ReorderRows
-// before the last merged one was merged there).
-func (w *Writer) moveAside(idx int32, seq uint64) {
-	ch := w.ring[idx/batchRows]
-	r := &ch.rows[idx%batchRows]
-	key := held{start: r.Start, dur: r.Dur, seq: seq}
-	if r.OMP != nil {
-		key.dur = ompHeldDur(r.Kind, r.Dur)
-	}
-	i, ok := slices.BinarySearchFunc(w.pend, key, cmpHeld)
-	if !ok {
-		panic("perfetto: held row not found")
-	}
+// moveAside moves the row seq, still held in slot i of chunk ch, to w.over
+// when the chunk is handed back (rare: a row held longer than holdRows).
+func (w *Writer) moveAside(ch *batch, i int, seq uint64) {
 	if w.over == nil {
 		w.over = map[uint64]ringRow{}
 	}
-	w.over[seq] = *r
-	w.pend[i].idx = -1
-	ch.busy[idx%batchRows] = false
+	w.over[seq] = ch.rows[i]
+	ch.busy[i] = false
 }
 
 func (w *Writer) writeOut() {

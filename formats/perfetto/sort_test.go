@@ -13,7 +13,7 @@ func TestSortHeld(t *testing.T) {
 		for _, span := range []int64{1, 3, 1000, 1 << 40, 1 << 62} {
 			hs := make([]held, n)
 			for i := range hs {
-				hs[i] = held{start: rng.Int63n(span) - span/2, dur: rng.Int63n(4) - 1, seq: uint64(i), idx: int32(i)}
+				hs[i] = held{start: rng.Int63n(span) - span/2, dur: rng.Int63n(4) - 1, seq: uint64(i)}
 			}
 			want := slices.Clone(hs)
 			slices.SortFunc(want, cmpHeld)
