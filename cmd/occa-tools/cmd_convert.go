@@ -84,7 +84,7 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 parts are not shown. The packets are zlib-compressed
                 (compressed_packets, which trace_processor and
                 ui.perfetto.dev unpack as they read): about 6 bytes per
-                event instead of 33, for a third more CPU;
+                event instead of 33, for a quarter to a half more CPU;
                 -compress=false writes them plain, for a reader of its
                 own. The 2 GiB split counts unpacked bytes.
   -to chrome    events-rankNNNNN.json, Chrome trace-event JSON for
@@ -122,7 +122,7 @@ var (
 	convertProgress = cmdConvert.Flag.String("progress", "auto", "progress line on stderr: auto (when a terminal), on, off")
 	convertShard    = cmdConvert.Flag.String("shard", "", "convert shard i/n of the run: the ranks that are i modulo n (default: from srun's or mpirun's variables, else the whole run)")
 	convertForce    = cmdConvert.Flag.Bool("force", false, "replace the files of an earlier conversion into the same directory")
-	convertCompress = cmdConvert.Flag.Bool("compress", true, "perfetto: zlib-compressed packets (about 6 B/event instead of 33, for a third more CPU); false: plain packets")
+	convertCompress = cmdConvert.Flag.Bool("compress", true, "perfetto: zlib-compressed packets (about 6 B/event instead of 33, for a quarter to a half more CPU); false: plain packets")
 )
 
 func init() { cmdConvert.Run = runConvert }

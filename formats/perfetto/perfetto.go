@@ -281,9 +281,9 @@ type Option func(*Writer)
 // Compressed writes the packets zlib-compressed, each buffer of them (about
 // 1 MiB) as one TracePacket's compressed_packets, which trace_processor
 // and ui.perfetto.dev unpack as they read: a sixth of the bytes for a
-// third more CPU (convert's help gives the figures; the compression runs on
-// the goroutine that writes the file). The 2 GiB split counts the bytes
-// unpacked, which is what a reader holds.
+// quarter to a half more CPU (convert's help gives the figures; the
+// compression runs on the goroutine that writes the file). The 2 GiB
+// split counts the bytes unpacked, which is what a reader holds.
 func Compressed() Option {
 	return func(w *Writer) {
 		if w.zip, _ = spareZips.Get().(*packetZipper); w.zip == nil {

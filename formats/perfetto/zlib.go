@@ -9,7 +9,7 @@ import (
 // packetZipper compresses a buffer of whole packets into one packet: a
 // zlib stream (RFC 1950), which is what trace_processor inflates.
 // Compressing is the largest part of a compressed conversion's CPU, so the
-// deflate stream is formats/deflate's: 1.5 to 1.7 times the speed of
+// deflate stream is formats/deflate's: twice the speed of
 // klauspost/compress's fastest level, for a fifth more bytes
 // (BenchmarkPack). The framing is written here rather than by a
 // zlib.Writer for its checksum: hash/adler32 sums a byte at a time (3.6
