@@ -328,7 +328,7 @@ type lane struct {
 // Writer.ring, in arrival order, so that releasing rows in start order
 // (nearly arrival order) reads the ring nearly sequentially. seq, its
 // arrival number from 1, also says where: ring slot (seq-1) % ringRows
-// while its chunk is in the ring, else Writer.over (Writer.ringRow). No
+// while its chunk is in the ring, else Writer.over (release reads both). No
 // slot index is kept beside it: 24 bytes, where the sort and the merge
 // move each held row several times.
 type held struct {

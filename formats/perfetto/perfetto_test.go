@@ -3,6 +3,7 @@ package perfetto
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -100,6 +101,60 @@ func TestHeldPastRing(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if !bytes.Contains(b, []byte("late")) {
 		t.Errorf("the held row is missing")
+	}
+}
+
+// Rows of two threads arrive a chunk of each in turn, the second's
+// interleaved in time with the first's, for several reorder flushes: each
+// flush releases held rows from where they are and from the merge with the
+// new ones. Every slice is written, in start order (none late), with its
+// end.
+func TestReleaseInStartOrder(t *testing.T) {
+	w, p, path := testWriter(t)
+	const chunk = 3000
+	const rounds = 50 // 300,000 rows: releases at two flushes and at the end
+	for c := range rounds {
+		for th := range uint32(2) {
+			for i := c * chunk; i < (c+1)*chunk; i++ {
+				r := analysis.Row{Kind: trace.RegionPush, Name: "r", Thread: th, Start: int64(10*i) + 5*int64(th), Dur: 4, DevDur: -1}
+				if err := w.Add(p, &r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := w.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.Late() != 0 {
+		t.Errorf("%d late rows", w.Late())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decode(t, b)
+	perThread := map[string]int{}
+	for u, ss := range d.slices(t) {
+		name := d.tracks[u]
+		perThread[name] += len(ss)
+		for i, s := range ss {
+			if s.end-s.start != 4 || (i > 0 && s.start-ss[i-1].start != 10) {
+				t.Fatalf("%s: slice %d at %d..%d after one at %d", name, i, s.start, s.end, ss[i-1].start)
+			}
+		}
+	}
+	if want := map[string]int{"thread 0 (tid 1000)": rounds * chunk, "thread 1 (tid 1001)": rounds * chunk}; !maps.Equal(perThread, want) {
+		t.Errorf("slices per track %v, want %v", perThread, want)
+	}
+	var last int64
+	for _, e := range d.events {
+		if e.typ == typeSliceBegin && e.ts < last {
+			t.Fatalf("a begin at %d after one at %d", e.ts, last)
+		}
+		if e.typ == typeSliceBegin {
+			last = e.ts
+		}
 	}
 }
 
