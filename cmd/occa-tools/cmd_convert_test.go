@@ -83,7 +83,7 @@ func TestConvertLeftOut(t *testing.T) {
 	b := w.Batch(0)
 	const n = perfetto.MaxLanes + 3
 	for i := range n {
-		ts := int64(tracetest.MonoStart + i*1000)
+		ts := tracetest.MonoStart + int64(i)*1000
 		if err := b.Add(trace.DeviceTime, ts, uint64(i+1), uint64(ts), uint64(ts+1e9)); err != nil {
 			t.Fatal(err)
 		}

@@ -149,7 +149,7 @@ func TestAddRawCopies(t *testing.T) {
 	var want []trace.Event
 	ticks := uint64(100)
 	for i := range 10000 {
-		corr := uint64(1<<40 | (2*i + 3))
+		corr := 1<<40 | uint64(2*i+3)
 		r.add(t, trace.RunBegin, ticks, corr, 7, 1, 2)
 		want = append(want, trace.Event{Kind: trace.RunBegin, Time: c.exact(ticks), Args: [trace.MaxArgs]uint64{corr, 7, 1, 2}})
 		ticks += 20

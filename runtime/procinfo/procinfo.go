@@ -79,7 +79,7 @@ func readRank(env []string) (rank, size int64, source string, ignored []string) 
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 			switch {
 			case err != nil || n < 1 || n > MaxRank+1:
-				ignored = append(ignored, fmt.Sprintf("%s=%s is not a world size (a whole number 1..%d); ignored", l[1], Quote(s), MaxRank+1))
+				ignored = append(ignored, fmt.Sprintf("%s=%s is not a world size (a whole number 1..%d); ignored", l[1], Quote(s), int64(MaxRank)+1))
 			case r >= n:
 				ignored = append(ignored, fmt.Sprintf("%s=%d is not above %s=%d; the world size is ignored", l[1], n, l[0], r))
 			default:

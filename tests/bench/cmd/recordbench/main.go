@@ -154,7 +154,7 @@ func runProg(config string, argv ...string) (result, error) {
 	if cmd.ProcessState != nil {
 		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSSkB = ru.Maxrss
+			r.maxRSSkB = int64(ru.Maxrss) // int32 on 32-bit Linux
 		}
 	}
 	if s := strings.TrimSpace(errb.String()); s != "" {
