@@ -1,10 +1,14 @@
 package perfetto
 
+import (
+	"cmp"
+	"slices"
+)
+
 // sortHeld sorts hs (in arrival order, so by seq) by cmpHeld: an LSD radix
 // sort on start, stable, so rows of equal start stay in seq order; then
-// each run of equal starts is put enclosing-first by an insertion sort on
-// dur (runs are short). tmp is scratch of any length; the (maybe grown)
-// scratch is returned.
+// each run of equal starts is put enclosing-first (sortTies). tmp is
+// scratch of any length; the (maybe grown) scratch is returned.
 func sortHeld(hs, tmp []held) []held {
 	n := len(hs)
 	if n < 2 {
@@ -52,18 +56,38 @@ func sortHeld(hs, tmp []held) []held {
 			copy(hs, src)
 		}
 	}
-	// Equal starts: the longer (enclosing) first, stable.
-	for i := 1; i < n; i++ {
-		if hs[i].start != hs[i-1].start || hs[i].dur <= hs[i-1].dur {
-			continue
-		}
-		h := hs[i]
-		j := i
-		for j > 0 && hs[j-1].start == h.start && hs[j-1].dur < h.dur {
-			hs[j] = hs[j-1]
-			j--
-		}
-		hs[j] = h
-	}
+	sortTies(hs)
 	return tmp
+}
+
+// tieRun is the longest run of equal starts sortTies puts in order by
+// insertion; a longer one goes to slices.SortStableFunc.
+const tieRun = 32
+
+// sortTies puts each run of equal starts of hs (in start order, and by seq
+// within a start) enclosing-first, stable. Runs are short in traces of
+// real programs; a trace with thousands of slices begun at one tick (a
+// coarse clock, or a hostile file) would take quadratic time by insertion
+// alone: 1.5 s for one reorder flush of 65,536 such rows.
+func sortTies(hs []held) {
+	for i := 0; i < len(hs); {
+		j := i + 1
+		for j < len(hs) && hs[j].start == hs[i].start {
+			j++
+		}
+		if run := hs[i:j]; len(run) > tieRun {
+			slices.SortStableFunc(run, func(a, b held) int { return cmp.Compare(b.dur, a.dur) })
+		} else {
+			for k := 1; k < len(run); k++ {
+				h := run[k]
+				m := k
+				for m > 0 && run[m-1].dur < h.dur {
+					run[m] = run[m-1]
+					m--
+				}
+				run[m] = h
+			}
+		}
+		i = j
+	}
 }

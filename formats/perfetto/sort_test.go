@@ -25,6 +25,29 @@ func TestSortHeld(t *testing.T) {
 	}
 }
 
+// Many rows at one start, each as long as or longer than the one before
+// (slices begun at one tick of a coarse clock, ended one after another):
+// enclosing-first is nearly the reverse of arrival, with equal lengths
+// kept in arrival order.
+func TestSortHeldTies(t *testing.T) {
+	for _, n := range []int{tieRun, tieRun + 1, 65536} {
+		hs := make([]held, n)
+		for i := range hs {
+			hs[i] = held{start: 7, dur: int64(i / 2), seq: uint64(i + 1)}
+		}
+		want := slices.Clone(hs)
+		slices.SortFunc(want, cmpHeld)
+		sortHeld(hs, nil)
+		if !slices.Equal(hs, want) {
+			t.Fatalf("n=%d: sortHeld differs from cmpHeld", n)
+		}
+		// The longest first; of the two rows of one length, the earlier.
+		if last := int64((n - 1) / 2); hs[0].dur != last || hs[n-1] != (held{start: 7, dur: 0, seq: 2}) {
+			t.Fatalf("n=%d: first %+v, last %+v", n, hs[0], hs[n-1])
+		}
+	}
+}
+
 func TestPutTime(t *testing.T) {
 	for _, v := range []int64{0, 1, 127, 128, 1<<56 - 1, 1 << 56, 1763784000123456789, 1<<63 - 1, -1} {
 		if got, want := putTime(nil, v), putVarint(nil, uint64(v)); !slices.Equal(got, want) {
