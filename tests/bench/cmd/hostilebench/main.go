@@ -8,12 +8,15 @@
 //	kernels  one launch of each of n/5 kernel ids
 //	allocs   n allocations never freed
 //	begins   n launch begins that never end
+//	ties     n/2 user regions begun at one tick, 1024 on each of n/2048
+//	         threads, ended one after another
 //
 // Device ids, thread indexes, kernel ids, memory ids and unpaired begins
 // are what a damaged or hostile trace controls; each of these shapes once
 // took a command to hundreds of MB from a trace of a few MB or less (the
 // git log of formats/summary, formats/perfetto and formats/analysis says
-// which). The traces stay in -dir between runs.
+// which). Slices that share a start are a coarse clock's, or a hostile
+// trace's: ties once took convert -to perfetto quadratic time. The traces stay in -dir between runs.
 //
 //	hostilebench -tools build/bin/occa-tools -dir build/bench-hostile
 //
@@ -79,15 +82,37 @@ var shapes = []shape{
 			add(0, trace.Event{Kind: trace.RunBegin, Args: [trace.MaxArgs]uint64{uint64(i + 1), 1, 1}})
 		}
 	}},
+	{"ties", func(n int, add func(uint32, trace.Event)) {
+		const depth = 1024 // analysis.MaxDepth: regions open on a thread
+		threads := max(n/(2*depth), 1)
+		for t := range threads {
+			for i := range depth {
+				e := trace.Event{Kind: trace.RegionPush, Args: [trace.MaxArgs]uint64{tracetest.StrStep}}
+				if t > 0 || i > 0 {
+					e.Time = sameTick
+				}
+				add(uint32(t), e)
+			}
+		}
+		for t := range threads {
+			for range depth {
+				add(uint32(t), trace.Event{Kind: trace.RegionPop, Args: [trace.MaxArgs]uint64{tracetest.StrStep}})
+			}
+		}
+	}},
 }
+
+// sameTick, as an event's Time, gives it the time of the event before it;
+// write spaces the others 500 ns apart.
+const sameTick = -1
 
 func launch(add func(uint32, trace.Event), thread uint32, corr, kernel, device uint64) {
 	add(thread, trace.Event{Kind: trace.RunBegin, Args: [trace.MaxArgs]uint64{corr, kernel, device}})
 	add(thread, trace.Event{Kind: trace.RunEnd, Args: [trace.MaxArgs]uint64{corr, trace.StatusOK}})
 }
 
-// write writes shape s's trace at path, 500 ns between events, and
-// returns its number of events.
+// write writes shape s's trace at path, 500 ns between events (but for
+// those at sameTick), and returns its number of events.
 func write(path string, s shape) (int, error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -116,7 +141,11 @@ func write(path string, s shape) (int, error) {
 		if bt == nil {
 			bt, btThread = tw.Batch(thread), thread
 		}
-		e.Time, now = now, now+500
+		if e.Time == sameTick {
+			e.Time = now - 500
+		} else {
+			e.Time, now = now, now+500
+		}
 		if err == nil {
 			err = bt.AddEvent(&e)
 		}
