@@ -157,7 +157,7 @@ type Pairer struct {
 	slots   []slot                 // each thread's latest begin, by thread index
 	inSlots int                    // slots used
 	lost    []trace.Event          // begins found without their end (park)
-	regions map[uint32][]trace.Event
+	regions map[uint32]*depthStack[trace.Event]
 	runs    []corrRun // the waiting launches' ids (see index)
 	hashed  bool      // runs gave up: waiting holds them
 	waiting corrIndex // corr -> index in ring, when hashed
@@ -173,7 +173,7 @@ type Pairer struct {
 // NewPairer returns a Pairer for p that sends rows to sink.
 func NewPairer(p *Process, sink Sink) *Pairer {
 	return &Pairer{P: p, Sink: sink, Window: DefaultWindow,
-		open: make(map[uint64]trace.Event), regions: make(map[uint32][]trace.Event)}
+		open: make(map[uint64]trace.Event), regions: make(map[uint32]*depthStack[trace.Event])}
 }
 
 func (pr *Pairer) emit(r *Row) error {
@@ -217,16 +217,22 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		return pr.deviceTime(e)
 	case trace.RegionPush:
 		st := pr.regions[e.Thread]
-		if len(st) == MaxDepth { // the outermost goes out as a half
-			if err := pr.half(&st[0]); err != nil {
+		if st == nil {
+			st = &depthStack[trace.Event]{}
+			pr.regions[e.Thread] = st
+		}
+		if outermost, full := st.push(*e); full { // it goes out as a half
+			if err := pr.half(&outermost); err != nil {
 				return err
 			}
-			st = append(st[:0], st[1:]...)
 		}
-		pr.regions[e.Thread] = append(st, *e)
 		return nil
 	case trace.RegionPop:
-		st := pr.regions[e.Thread]
+		stack := pr.regions[e.Thread]
+		var st []trace.Event
+		if stack != nil {
+			st = stack.items()
+		}
 		// Pop the innermost region of that name; a pop without a push is a half.
 		for i := len(st) - 1; i >= 0; i-- {
 			if st[i].Args[0] == e.Args[0] {
@@ -238,7 +244,7 @@ func (pr *Pairer) Add(e *trace.Event) error {
 				}
 				*r = Row{Kind: trace.RegionPush, Thread: e.Thread, Start: st[i].Time, Dur: e.Time - st[i].Time,
 					Name: pr.P.Dict.String(e.Args[0]), DevDur: -1}
-				pr.regions[e.Thread] = st[:i]
+				stack.truncate(i)
 				return pr.emit(r)
 			}
 		}
@@ -495,7 +501,7 @@ func (pr *Pairer) Flush() error {
 	}
 	pr.inSlots = 0
 	for _, st := range pr.regions {
-		rest = append(rest, st...)
+		rest = append(rest, st.items()...)
 	}
 	clear(pr.open)
 	clear(pr.regions)

@@ -165,10 +165,10 @@ type ompTask struct {
 }
 
 type ompThread struct {
-	implicit []ompFrame // open implicit tasks, innermost last
-	waits    []ompWait  // open sync waits, innermost last
-	seg      ompSeg     // the explicit task running, if open
-	base     uint64     // the task the thread last switched away from with no segment open
+	implicit depthStack[ompFrame] // open implicit tasks, innermost last
+	waits    depthStack[ompWait]  // open sync waits, innermost last
+	seg      ompSeg               // the explicit task running, if open
+	base     uint64               // the task the thread last switched away from with no segment open
 }
 
 type ompFrame struct {
@@ -215,9 +215,10 @@ func (o *ompState) thread(t uint32) *ompThread {
 }
 
 func (th *ompThread) implicitFrame(id uint64) *ompFrame {
-	for i := len(th.implicit) - 1; i >= 0; i-- {
-		if th.implicit[i].id == id {
-			return &th.implicit[i]
+	frames := th.implicit.items()
+	for i := len(frames) - 1; i >= 0; i-- {
+		if frames[i].id == id {
+			return &frames[i]
 		}
 	}
 	return nil
@@ -261,19 +262,14 @@ func (pr *Pairer) ompBegin(e *trace.Event) error {
 		ev.Args[5] = pr.launchKernel(a[4], e.Thread)
 		if e.Kind == trace.OmpImplicitTaskBegin {
 			th := o.thread(e.Thread)
-			if len(th.implicit) == MaxDepth { // forget the outermost
-				th.implicit = append(th.implicit[:0], th.implicit[1:]...)
-			}
-			th.implicit = append(th.implicit, ompFrame{id: a[0], parallel: a[1], num: uint32(a[2]), team: uint32(a[3]),
+			// On a full stack, the outermost is forgotten.
+			th.implicit.push(ompFrame{id: a[0], parallel: a[1], num: uint32(a[2]), team: uint32(a[3]),
 				launch: a[4], kernel: ev.Args[5]})
 		}
 		return pr.begin(&ev)
 	case trace.OmpSyncWaitBegin:
 		th := o.thread(e.Thread)
-		if len(th.waits) == MaxDepth {
-			th.waits = append(th.waits[:0], th.waits[1:]...)
-		}
-		th.waits = append(th.waits, ompWait{id: a[0]})
+		th.waits.push(ompWait{id: a[0]})
 	}
 	return pr.begin(e)
 }
@@ -301,10 +297,11 @@ func (pr *Pairer) fillOMP(r *Row, b, e *trace.Event) {
 		m.Task, m.Parallel, m.ThreadNum, m.TeamSize, m.Launch = a[0], a[1], uint32(a[2]), uint32(a[3]), a[4]
 		r.Kernel = a[5]
 		if th != nil {
-			for i := len(th.implicit) - 1; i >= 0; i-- {
-				if f := th.implicit[i]; f.id == a[0] {
+			frames := th.implicit.items()
+			for i := len(frames) - 1; i >= 0; i-- {
+				if f := frames[i]; f.id == a[0] {
 					m.Parallel, m.ThreadNum, m.TeamSize, m.Launch, r.Kernel = f.parallel, f.num, f.team, f.launch, f.kernel
-					th.implicit = th.implicit[:i]
+					th.implicit.truncate(i)
 					break
 				}
 			}
@@ -315,10 +312,11 @@ func (pr *Pairer) fillOMP(r *Row, b, e *trace.Event) {
 	case trace.OmpSyncBegin, trace.OmpSyncWaitBegin:
 		m.Type, m.Parallel, m.Task = a[1], a[2], a[3]
 		if th != nil && b.Kind == trace.OmpSyncWaitBegin {
-			for i := len(th.waits) - 1; i >= 0; i-- {
-				if th.waits[i].id == a[0] {
-					m.TaskTime = th.waits[i].tasks
-					th.waits = th.waits[:i]
+			waits := th.waits.items()
+			for i := len(waits) - 1; i >= 0; i-- {
+				if waits[i].id == a[0] {
+					m.TaskTime = waits[i].tasks
+					th.waits.truncate(i)
 					break
 				}
 			}
@@ -398,8 +396,8 @@ func (pr *Pairer) schedule(e *trace.Event) error {
 	}
 	if next != 0 && next != th.base && th.implicitFrame(next) == nil {
 		th.seg = ompSeg{task: next, start: e.Time, open: true}
-		if n := len(th.waits); n > 0 {
-			th.seg.wait = th.waits[n-1].id
+		if waits := th.waits.items(); len(waits) > 0 {
+			th.seg.wait = waits[len(waits)-1].id
 		}
 	}
 	return nil
@@ -419,9 +417,10 @@ func (pr *Pairer) segment(th *ompThread, thread uint32, end int64, status uint64
 		r.Dur = end - s.start
 		m.Completed = TaskCompleted(status)
 		if s.wait != 0 {
-			for i := range th.waits {
-				if th.waits[i].id == s.wait {
-					th.waits[i].tasks += r.Dur
+			waits := th.waits.items()
+			for i := range waits {
+				if waits[i].id == s.wait {
+					waits[i].tasks += r.Dur
 				}
 			}
 		}
@@ -537,7 +536,9 @@ func (pr *Pairer) ompFlushHeld() error {
 func (pr *Pairer) ompReset() {
 	if o := pr.omp; o != nil {
 		for _, th := range o.threads {
-			th.implicit, th.waits, th.base = th.implicit[:0], th.waits[:0], 0
+			th.implicit.truncate(0)
+			th.waits.truncate(0)
+			th.base = 0
 		}
 		o.clamp = clampState{}
 	}

@@ -154,7 +154,7 @@ func TestRandomOpenMP(t *testing.T) {
 			t.Errorf("seed %d: %d segments still pending", seed, pr.omp.npending)
 		}
 		for th, st := range pr.omp.threads {
-			if st.seg.open || len(st.implicit) > 0 || len(st.waits) > 0 {
+			if st.seg.open || len(st.implicit.items()) > 0 || len(st.waits.items()) > 0 {
 				t.Errorf("seed %d: thread %d still has %+v", seed, th, st)
 			}
 		}

@@ -170,11 +170,12 @@ func TestDepthBound(t *testing.T) {
 		t.Errorf("halves at once: %q, want string#1..5", names)
 	}
 	th := pr.omp.thread(0)
-	if len(pr.regions[0]) != MaxDepth || len(th.implicit) != MaxDepth || len(th.waits) != MaxDepth {
-		t.Errorf("stacks %d, %d, %d, want %d", len(pr.regions[0]), len(th.implicit), len(th.waits), MaxDepth)
+	regions, implicit, waits := pr.regions[0].items(), th.implicit.items(), th.waits.items()
+	if len(regions) != MaxDepth || len(implicit) != MaxDepth || len(waits) != MaxDepth {
+		t.Errorf("stacks %d, %d, %d, want %d", len(regions), len(implicit), len(waits), MaxDepth)
 	}
-	if th.implicit[0].id != 1<<20+extra+1 {
-		t.Errorf("outermost implicit task kept: %d", th.implicit[0].id)
+	if implicit[0].id != 1<<20+extra+1 {
+		t.Errorf("outermost implicit task kept: %d", implicit[0].id)
 	}
 	if err := pr.Flush(); err != nil {
 		t.Fatal(err)

@@ -143,8 +143,9 @@ bench-omp: runtime omp-programs $(BENCH_DIR)/omptcost $(BENCH_DIR)/ompbench
 #                        four converters on traces shaped to make them grow:
 #                        a million device ids, 200,000 threads, 200,000
 #                        kernel ids, a million allocations never freed, a
-#                        million begins never ended, half a million regions
-#                        begun at one tick (tests/bench/README.md)
+#                        million begins never ended, a million regions never
+#                        ended on one thread, half a million regions begun
+#                        at one tick (tests/bench/README.md)
 .PHONY: bench-hostile
 $(BENCH_DIR)/hostilebench: $(GO_SRC)
 	@mkdir -p $(@D)

@@ -8,6 +8,7 @@
 //	kernels  one launch of each of n/5 kernel ids
 //	allocs   n allocations never freed
 //	begins   n launch begins that never end
+//	deep     n user regions begun on one thread and never ended
 //	ties     n/2 user regions begun at one tick, 1024 on each of n/2048
 //	         threads, ended one after another
 //
@@ -15,8 +16,10 @@
 // are what a damaged or hostile trace controls; each of these shapes once
 // took a command to hundreds of MB from a trace of a few MB or less (the
 // git log of formats/summary, formats/perfetto and formats/analysis says
-// which). Slices that share a start are a coarse clock's, or a hostile
-// trace's: ties once took convert -to perfetto quadratic time. The traces stay in -dir between runs.
+// which). deep and ties once took the commands time: 1.3 s for a 5 KB
+// trace (each push past the depth bound moved the stack down), and
+// quadratic time in convert -to perfetto (slices that share a start, a
+// coarse clock's or a hostile trace's). The traces stay in -dir between runs.
 //
 //	hostilebench -tools build/bin/occa-tools -dir build/bench-hostile
 //
@@ -80,6 +83,11 @@ var shapes = []shape{
 	{"begins", func(n int, add func(uint32, trace.Event)) {
 		for i := range n {
 			add(0, trace.Event{Kind: trace.RunBegin, Args: [trace.MaxArgs]uint64{uint64(i + 1), 1, 1}})
+		}
+	}},
+	{"deep", func(n int, add func(uint32, trace.Event)) {
+		for range n {
+			add(0, trace.Event{Kind: trace.RegionPush, Args: [trace.MaxArgs]uint64{tracetest.StrStep}})
 		}
 	}},
 	{"ties", func(n int, add func(uint32, trace.Event)) {
