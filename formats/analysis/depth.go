@@ -3,9 +3,9 @@ package analysis
 // depthStack is a stack of at most MaxDepth items, oldest first; a push
 // onto a full one drops the oldest. It drops in constant time (amortized):
 // the items slide up an array with MaxDepth/4 to spare and move back to
-// its front when they reach its end, where moving MaxDepth items down on
-// every push took a million pushes never popped 1.3 s (a 5 KB trace;
-// tests/bench/README.md).
+// its front when they reach its end. Moving the others down at each drop
+// would cost MaxDepth moves a push once a thread is that deep: 1.3 s for
+// a million pushes never popped, a 5 KB trace (tests/bench/README.md).
 type depthStack[T any] struct {
 	buf []T // buf[lo:] are the items
 	lo  int
