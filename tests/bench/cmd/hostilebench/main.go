@@ -11,6 +11,10 @@
 //	deep     n user regions begun on one thread and never ended
 //	ties     n/2 user regions begun at one tick, 1024 on each of n/2048
 //	         threads, ended one after another
+//	tasks    n/4 OpenMP explicit tasks, each created, depending on the one
+//	         before, run and completed: a task program's own shape. Open:
+//	         the task graph (analysis.Graph) holds every task until the
+//	         end, so memory grows with the tasks (tests/bench/README.md)
 //
 // Device ids, thread indexes, kernel ids, memory ids and unpaired begins
 // are what a damaged or hostile trace controls; each of these shapes once
@@ -36,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -88,6 +93,17 @@ var shapes = []shape{
 	{"deep", func(n int, add func(uint32, trace.Event)) {
 		for range n {
 			add(0, trace.Event{Kind: trace.RegionPush, Args: [trace.MaxArgs]uint64{tracetest.StrStep}})
+		}
+	}},
+	{"tasks", func(n int, add func(uint32, trace.Event)) {
+		for i := range n / 4 {
+			task := uint64(i + 2) // task 1 is the implicit task that creates them
+			add(0, trace.Event{Kind: trace.OmpTaskCreate, Args: [trace.MaxArgs]uint64{task, 1, 4, 1}})
+			if i > 0 {
+				add(0, trace.Event{Kind: trace.OmpTaskDependence, Args: [trace.MaxArgs]uint64{task - 1, task}})
+			}
+			add(0, trace.Event{Kind: trace.OmpTaskSchedule, Args: [trace.MaxArgs]uint64{1, analysis.TaskSwitch, task}})
+			add(0, trace.Event{Kind: trace.OmpTaskSchedule, Args: [trace.MaxArgs]uint64{task, analysis.TaskComplete, 1}})
 		}
 	}},
 	{"ties", func(n int, add func(uint32, trace.Event)) {
