@@ -196,15 +196,12 @@ func (w *bitWriter) codes(src []byte, final bool) bool {
 	// access inside: s+8 <= len(src); a candidate c is below s, and only
 	// read when at most maxDist back (the table's empty slots are
 	// further); a match is extended while s+l+8 <= len(src); stores are
-	// at pos <= limit.
+	// at pos <= limit in the loop, and at most 16 bytes past it after.
 	sp := unsafe.Pointer(unsafe.SliceData(src))
 	bp := unsafe.Pointer(unsafe.SliceData(buf))
 	s := 0
 	for s+8 <= len(src) {
-		store64(bp, pos, acc)
-		pos += int(n >> 3)
-		acc >>= n &^ 7
-		n &= 7
+		pos, acc, n = put(bp, pos, acc, n)
 		if pos > limit {
 			w.acc, w.n, w.out = acc, n, buf[:pos]
 			return false
@@ -255,22 +252,23 @@ func (w *bitWriter) codes(src []byte, final bool) bool {
 		}
 	}
 	for ; s < len(src); s++ {
-		binary.LittleEndian.PutUint64(buf[pos:], acc)
-		pos += int(n >> 3)
-		acc >>= n &^ 7
-		n &= 7
+		pos, acc, n = put(bp, pos, acc, n)
 		code := lit[src[s]]
 		acc |= uint64(code&0xffffff) << n
 		n += uint(code >> 24)
 	}
 	acc |= uint64(lit[256]&0xffffff) << n // end of block: 7 zero bits
 	n += 7
-	binary.LittleEndian.PutUint64(buf[pos:], acc)
-	pos += int(n >> 3)
-	acc >>= n &^ 7
-	n &= 7
+	pos, acc, n = put(bp, pos, acc, n)
 	w.acc, w.n, w.out = acc, n, buf[:pos]
 	return true
+}
+
+// put stores the n bits of acc at p+pos, whole, and returns the position
+// past their whole bytes and the bits left (fewer than 8).
+func put(p unsafe.Pointer, pos int, acc uint64, n uint) (int, uint64, uint) {
+	store64(p, pos, acc)
+	return pos + int(n>>3), acc >> (n &^ 7), n & 7
 }
 
 // load64, load32 and store64 read and write little-endian words at p+i,
