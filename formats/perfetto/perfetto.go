@@ -701,7 +701,7 @@ func (w *Writer) addBatch(b *batch) {
 	}
 	// The batch's rows stay where the reader put them: the batch is the
 	// ring's chunk for them until it is handed back.
-	c := (w.order / batchRows) % chunks
+	c := chunkOf(w.order)
 	if w.ring[c] != nil {
 		panic("perfetto: ring chunk in use")
 	}
@@ -715,7 +715,7 @@ func (w *Writer) addBatch(b *batch) {
 		// Every row that arrived ReorderRows before the last is merged:
 		// hand its chunk back, moving any row still held aside.
 		for w.err == nil && (w.freed+1)*batchRows+holdRows <= w.order {
-			c := w.freed % chunks
+			c := chunkOf(w.freed * batchRows)
 			ch := w.ring[c]
 			for i := range ch.rows {
 				if ch.busy[i] {
@@ -782,7 +782,7 @@ func (w *Writer) release(first, second []held, final bool) {
 			h := hs[k]
 			var r *ringRow
 			if at := h.seq - 1; at/batchRows >= w.freed { // its chunk is in the ring
-				ch := w.ring[at%ringRows/batchRows]
+				ch := w.ring[chunkOf(at)]
 				r = &ch.rows[at%batchRows]
 				ch.busy[at%batchRows] = false
 			} else {
@@ -828,6 +828,10 @@ const ringRows = holdRows + ReorderRows
 
 // chunks is the number of batches in the ring.
 const chunks = ringRows / batchRows
+
+// chunkOf is the ring chunk of the row that arrived at (from 0), while its
+// batch is in the ring: the ring takes the batches in turn.
+func chunkOf(at uint64) uint64 { return at / batchRows % chunks }
 
 // moveAside moves the row seq, still held in slot i of chunk ch, to w.over
 // when the chunk is handed back (rare: a row held longer than holdRows).
