@@ -107,7 +107,7 @@ var shapes = []shape{
 		}
 	}},
 	{"ties", func(n int, add func(uint32, trace.Event)) {
-		const depth = 1024 // analysis.MaxDepth: regions open on a thread
+		const depth = analysis.MaxDepth // regions open on a thread
 		threads := max(n/(2*depth), 1)
 		for t := range threads {
 			for i := range depth {
