@@ -229,10 +229,7 @@ func (pr *Pairer) Add(e *trace.Event) error {
 		return nil
 	case trace.RegionPop:
 		stack := pr.regions[e.Thread]
-		var st []trace.Event
-		if stack != nil {
-			st = stack.items()
-		}
+		st := stack.items()
 		// Pop the innermost region of that name; a pop without a push is a half.
 		for i := len(st) - 1; i >= 0; i-- {
 			if st[i].Args[0] == e.Args[0] {

@@ -12,8 +12,13 @@ type depthStack[T any] struct {
 }
 
 // items returns the items, oldest first: a view into the stack, valid
-// until the next push or truncate.
-func (s *depthStack[T]) items() []T { return s.buf[s.lo:] }
+// until the next push or truncate. A nil stack has none.
+func (s *depthStack[T]) items() []T {
+	if s == nil {
+		return nil
+	}
+	return s.buf[s.lo:]
+}
 
 // push adds v on top. On a full stack it drops the oldest item first and
 // returns it, with true.
