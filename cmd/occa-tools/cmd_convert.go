@@ -73,6 +73,10 @@ and the epoch are documented in formats/parquet/SCHEMA.md.
                 not in the trace on a "device time (launch unknown)"
                 track. A track has at most 256 sibling lanes: slices
                 overlapping more are left out, counted on stderr. A
+                task's completing segment is held for its dependence
+                flows, 8192 to 16384 of them at a time: a flow to a task
+                that first runs after it was written is not drawn,
+                counted on stderr. A
                 trace's threads past its first 4096, devices past 1024
                 and a device's streams past 1024 share one track each
                 (only a damaged trace has so many).
@@ -390,6 +394,15 @@ func runConvert(env *Env, cmd *Command, args []string) error {
 				parts[i] = pw.Paths()
 				fmt.Fprintf(env.Stderr, "occa-tools convert: %s: the Perfetto trace would pass the 2 GiB that ui.perfetto.dev loads: it is split by time into %d traces that each load by themselves (%s, then -part0002 on); flows between two of them are not shown\n",
 					paths[i], len(parts[i]), files[i])
+			}
+			if tg, ok := w.(interface{ TaskGraph() analysis.GraphStats }); ok {
+				if msg := tg.TaskGraph().Problem(); msg != "" {
+					fmt.Fprintf(env.Stderr, "occa-tools convert: %s: %s\n", paths[i], msg)
+				}
+			}
+			if lf, ok := w.(interface{ LostFlows() int64 }); ok && lf.LostFlows() > 0 {
+				fmt.Fprintf(env.Stderr, "occa-tools convert: %s: %d task dependence flows are not drawn: the source task's completing segment was written (%d are held for their flows) or left out before the sink's first segment came; -to csv or parquet keeps every dependence\n",
+					paths[i], lf.LostFlows(), perfetto.MaxHeldSegments)
 			}
 			if lo, ok := w.(interface{ LeftOut() int64 }); ok && lo.LeftOut() > 0 {
 				fmt.Fprintf(env.Stderr, "occa-tools convert: %s: %d slices overlapped, without nesting, the slices of %d lanes of their track and were left out of the Perfetto trace; -to csv or parquet keeps every row\n",

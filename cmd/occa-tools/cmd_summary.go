@@ -206,6 +206,9 @@ func summarizeTraces(env *Env, args []string) (total *summary.Collector, failed 
 			c.Finish(res)
 			mu.Lock()
 			reportProblems(env, paths[i], res)
+			if msg := c.TaskGraph().Problem(); msg != "" {
+				fmt.Fprintf(env.Stderr, "occa-tools summary: %s: %s\n", paths[i], msg)
+			}
 			total.Absorb(c)
 			mu.Unlock()
 		}

@@ -14,8 +14,8 @@
 // become rows with an OMP (omp.go); for them memory also holds each
 // thread's open implicit tasks and waits and the created tasks not yet
 // completed. A worker's late implicit-task end is clamped to its parallel
-// region here (ompclamp.go), and the task dependence graph is gathered
-// from the rows (taskgraph.go, Result.Tasks). The output tables' columns
+// region here (ompclamp.go). The outputs that need the task dependence
+// graph follow it through the rows they get (taskgraph.go). The output tables' columns
 // are declared next to their records (record.go, info.go).
 package analysis
 
@@ -515,15 +515,6 @@ func (pr *Pairer) Flush() error {
 	return nil
 }
 
-// Tasks returns the task graph of the OpenMP rows sent out so far, nil
-// when there were none.
-func (pr *Pairer) Tasks() *Graph {
-	if pr.omp == nil {
-		return nil
-	}
-	return pr.omp.graph
-}
-
 // Options says how Read reads a trace.
 type Options struct {
 	Salvage bool // skip damaged chunks (trace.WithSalvage)
@@ -594,7 +585,6 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 			if ferr := pr.Flush(); ferr != nil {
 				return res, ferr
 			}
-			res.Tasks = pr.Tasks()
 			return res, fmt.Errorf("%s: %w", path, err)
 		}
 		res.Events++
@@ -609,7 +599,6 @@ func Read(path string, index int, o Options, sink Sink) (*Result, error) {
 		return res, err
 	}
 	res.fill(r)
-	res.Tasks = pr.Tasks()
 	return res, nil
 }
 
@@ -629,10 +618,7 @@ func finalStats(r *trace.Reader, c io.Closer) *trace.Stats {
 
 // Result is what Read learned besides the rows.
 type Result struct {
-	Process *Process
-	// Tasks is the task graph of the trace's OpenMP rows, nil when it has
-	// none.
-	Tasks    *Graph
+	Process  *Process
 	Events   uint64
 	Stats    *trace.Stats // last stats chunk, nil when none
 	Complete bool         // closed cleanly

@@ -155,7 +155,6 @@ type ompState struct {
 	// The last launch whose kernel was found.
 	lastLaunch, lastKernel uint64
 	clamp                  clampState // ompclamp.go
-	graph                  *Graph     // taskgraph.go
 }
 
 type ompTask struct {

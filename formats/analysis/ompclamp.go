@@ -121,10 +121,6 @@ func (pr *Pairer) ompEmit(r *Row) error {
 		}
 		return pr.releaseHeld(false)
 	case !clamped(r.Kind):
-		if o.graph == nil {
-			o.graph = NewGraph()
-		}
-		o.graph.Add(r) // the task rows
 		return pr.Sink(pr.P, r)
 	}
 	// A work or sync row has its region from its implicit task's frame

@@ -3,13 +3,15 @@ package analysis
 // The task graph: what a trace's OpenMP rows (OMP) say about explicit
 // tasks: the dependence graph, from the depend clauses with OpenMP's
 // semantics united with the pairs the OpenMP runtime reported, and its
-// critical path. The Pairer builds it from the rows it sends out
-// (Result.Tasks), once for every output: the dependences table, the
-// Perfetto flows and the summary's critical path.
+// critical path. Each output that needs it (the dependences table, the
+// Perfetto flows, the summary's task figures) follows it through the rows
+// it gets with a Graph, in bounded memory whatever the trace's length.
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/libocca/occa-tools/formats/trace"
 )
@@ -56,6 +58,33 @@ type Edge struct {
 	Address uint64
 }
 
+// What a Graph holds is bounded; past a bound it keeps going with less
+// and counts what that cost (GraphStats).
+const (
+	// MaxLiveTasks bounds the tasks a Graph follows at once (about 200
+	// bytes each). Past it the oldest are retired whether they completed
+	// or not (GraphStats.Unfinished); rows naming them later are left out
+	// of the task figures (GraphStats.Late).
+	MaxLiveTasks = 1 << 16
+	// MaxLiveEdges bounds the dependences held for the tasks followed (32
+	// bytes each); one past it is dropped (GraphStats.EdgesDropped).
+	MaxLiveEdges = 1 << 19
+	// MaxRetiredPaths bounds the retired tasks whose longest path a Graph
+	// remembers for the tasks that depend on them (about 40 bytes each): a
+	// dependence on a task forgotten adds nothing to the path of its sink
+	// (GraphStats.PathsCut).
+	MaxRetiredPaths = 1 << 18
+	// MaxDependItems bounds the state of the depend clauses: the list
+	// items of each parent task and the tasks each item names (8 to 60
+	// bytes each). Past it the state is cleared (GraphStats.DependResets):
+	// the dependences between tasks created before and after are missing.
+	MaxDependItems = 1 << 18
+	// A Graph looks for tasks to retire once it follows sweepMin, then each
+	// time the number doubled since: sorting what it follows costs a few
+	// hundred nanoseconds a task, amortized.
+	sweepMin = 1 << 14
+)
+
 type addrKey struct{ parent, address uint64 }
 
 // addrState is what the sibling tasks created so far say about one list
@@ -63,10 +92,54 @@ type addrKey struct{ parent, address uint64 }
 // inoutset or mutexinoutset tasks, of kind wtype), what that run's members
 // depend on, and the in tasks since the group.
 type addrState struct {
+	address  uint64
 	writers  []uint64
 	wtype    uint64
 	setPreds []uint64
 	readers  []uint64
+}
+
+// size is what the state counts against MaxDependItems.
+func (st *addrState) size() int { return 1 + len(st.writers) + len(st.setPreds) + len(st.readers) }
+
+type parentState struct {
+	addrs  []*addrState
+	allMem uint64 // the last omp_all_memory task
+}
+
+// dependState is what the depend clauses read so far say, per parent task.
+type dependState struct {
+	addrs   map[addrKey]*addrState
+	parents map[uint64]*parentState
+	items   int // summed sizes, parents included
+}
+
+func (s *dependState) parent(id uint64) *parentState {
+	if s.parents == nil {
+		s.addrs, s.parents = map[addrKey]*addrState{}, map[uint64]*parentState{}
+	}
+	ps := s.parents[id]
+	if ps == nil {
+		ps = &parentState{}
+		s.parents[id] = ps
+		s.items++
+	}
+	return ps
+}
+
+// dropParent forgets the list items of parent's children: a parent that
+// ended (an implicit task) or completed creates no more of them.
+func (s *dependState) dropParent(parent uint64) {
+	ps := s.parents[parent]
+	if ps == nil {
+		return
+	}
+	for _, st := range ps.addrs {
+		s.items -= st.size()
+		delete(s.addrs, addrKey{parent, st.address})
+	}
+	s.items--
+	delete(s.parents, parent)
 }
 
 // DependEdges returns the dependences that the depend clauses of tasks,
@@ -91,104 +164,108 @@ type addrState struct {
 // last writer group (which depends on everything before it): a chain of
 // inout tasks gives one edge per link. Source and sink (doacross) items and
 // unknown types give none. The edges come in creation order of their sink,
-// each once, with FromDepend and the address that first gave it.
+// each once, with FromDepend and the address that first gave it. A Graph
+// applies the same rules to the depend rows as they come.
 func DependEdges(tasks []TaskDeps) []Edge {
-	state := map[addrKey]*addrState{}
-	type parentState struct {
-		addrs  []*addrState
-		allMem uint64 // the last omp_all_memory task
-	}
-	parents := map[uint64]*parentState{}
+	g := &Graph{}
 	var out []Edge
-	seen := map[[2]uint64]bool{}
-	add := func(src, sink, addr uint64) {
-		if src == sink || seen[[2]uint64{src, sink}] {
-			return
+	for _, td := range tasks {
+		t := &Task{ID: td.ID, Parent: td.Parent}
+		for _, d := range td.Deps {
+			g.dependItem(t, d)
 		}
-		seen[[2]uint64{src, sink}] = true
-		out = append(out, Edge{Src: src, Sink: sink, Source: FromDepend, Address: addr})
-	}
-	for _, t := range tasks {
-		for _, d := range t.Deps {
-			typ := d.Type
-			switch typ {
-			case DepIn, DepOut, DepInOut, DepInOutSet, DepMutexInOutSet:
-			case DepOutAllMemory, DepInOutAllMemory:
-				ps := parents[t.Parent]
-				if ps == nil {
-					ps = &parentState{}
-					parents[t.Parent] = ps
-				}
-				if len(ps.addrs) == 0 && ps.allMem != 0 {
-					add(ps.allMem, t.ID, d.Address)
-				}
-				for _, st := range ps.addrs {
-					for _, w := range st.writers {
-						add(w, t.ID, d.Address)
-					}
-					for _, r := range st.readers {
-						add(r, t.ID, d.Address)
-					}
-					*st = addrState{writers: []uint64{t.ID}, wtype: DepOut}
-				}
-				ps.allMem = t.ID
-				continue
-			default:
-				continue
-			}
-			k := addrKey{t.Parent, d.Address}
-			st := state[k]
-			if st == nil {
-				ps := parents[t.Parent]
-				if ps == nil {
-					ps = &parentState{}
-					parents[t.Parent] = ps
-				}
-				st = &addrState{}
-				if ps.allMem != 0 {
-					st.writers, st.wtype = []uint64{ps.allMem}, DepOut
-				}
-				state[k] = st
-				ps.addrs = append(ps.addrs, st)
-			}
-			if typ == DepInOut {
-				typ = DepOut
-			}
-			switch typ {
-			case DepIn:
-				for _, w := range st.writers {
-					add(w, t.ID, d.Address)
-				}
-				if n := len(st.readers); n == 0 || st.readers[n-1] != t.ID {
-					st.readers = append(st.readers, t.ID)
-				}
-			case DepOut:
-				for _, w := range st.writers {
-					add(w, t.ID, d.Address)
-				}
-				for _, r := range st.readers {
-					add(r, t.ID, d.Address)
-				}
-				*st = addrState{writers: []uint64{t.ID}, wtype: typ}
-			default: // a set type
-				if st.wtype == typ && len(st.readers) == 0 {
-					for _, p := range st.setPreds {
-						add(p, t.ID, d.Address)
-					}
-					if st.writers[len(st.writers)-1] != t.ID {
-						st.writers = append(st.writers, t.ID)
-					}
-					continue
-				}
-				preds := append(slices.Clip(st.writers), st.readers...)
-				for _, p := range preds {
-					add(p, t.ID, d.Address)
-				}
-				*st = addrState{writers: []uint64{t.ID}, wtype: typ, setPreds: preds}
-			}
-		}
+		out = append(out, t.Preds...)
 	}
 	return out
+}
+
+// dependItem applies list item d of t's depend clause: t gets the
+// dependences it makes (DependEdges).
+func (g *Graph) dependItem(t *Task, d Dep) {
+	s := &g.deps
+	typ := d.Type
+	switch typ {
+	case DepIn, DepOut, DepInOut, DepInOutSet, DepMutexInOutSet:
+	case DepOutAllMemory, DepInOutAllMemory:
+		ps := s.parent(t.Parent)
+		if len(ps.addrs) == 0 && ps.allMem != 0 {
+			g.pred(t, ps.allMem, FromDepend, d.Address)
+		}
+		for _, st := range ps.addrs {
+			for _, w := range st.writers {
+				g.pred(t, w, FromDepend, d.Address)
+			}
+			for _, r := range st.readers {
+				g.pred(t, r, FromDepend, d.Address)
+			}
+			s.items -= st.size()
+			*st = addrState{address: st.address, writers: []uint64{t.ID}, wtype: DepOut}
+			s.items += st.size()
+		}
+		ps.allMem = t.ID
+		g.boundDepends()
+		return
+	default:
+		return
+	}
+	k := addrKey{t.Parent, d.Address}
+	st := s.addrs[k]
+	if st == nil {
+		ps := s.parent(t.Parent)
+		st = &addrState{address: d.Address}
+		if ps.allMem != 0 {
+			st.writers, st.wtype = []uint64{ps.allMem}, DepOut
+		}
+		s.addrs[k] = st
+		ps.addrs = append(ps.addrs, st)
+	} else {
+		s.items -= st.size()
+	}
+	if typ == DepInOut {
+		typ = DepOut
+	}
+	switch typ {
+	case DepIn:
+		for _, w := range st.writers {
+			g.pred(t, w, FromDepend, d.Address)
+		}
+		if n := len(st.readers); n == 0 || st.readers[n-1] != t.ID {
+			st.readers = append(st.readers, t.ID)
+		}
+	case DepOut:
+		for _, w := range st.writers {
+			g.pred(t, w, FromDepend, d.Address)
+		}
+		for _, r := range st.readers {
+			g.pred(t, r, FromDepend, d.Address)
+		}
+		*st = addrState{address: st.address, writers: []uint64{t.ID}, wtype: typ}
+	default: // a set type
+		if st.wtype == typ && len(st.readers) == 0 {
+			for _, p := range st.setPreds {
+				g.pred(t, p, FromDepend, d.Address)
+			}
+			if st.writers[len(st.writers)-1] != t.ID {
+				st.writers = append(st.writers, t.ID)
+			}
+			break
+		}
+		preds := append(slices.Clip(st.writers), st.readers...)
+		for _, p := range preds {
+			g.pred(t, p, FromDepend, d.Address)
+		}
+		*st = addrState{address: st.address, writers: []uint64{t.ID}, wtype: typ, setPreds: preds}
+	}
+	s.items += st.size()
+	g.boundDepends()
+}
+
+// boundDepends clears the depend state past MaxDependItems.
+func (g *Graph) boundDepends() {
+	if g.deps.items > MaxDependItems {
+		g.deps = dependState{}
+		g.Stats.DependResets++
+	}
 }
 
 // Task is what the rows of a trace say about one explicit task.
@@ -201,87 +278,18 @@ type Task struct {
 	Segments   int    // execution segments, ended or not
 	Completed  bool   // a segment completed it
 	HasCreate  bool   // the trace has its omp_task_create
-	Deps       []Dep  // its depend clause, in order
+	// Preds are its dependences (Sink is ID): from its depend clause and
+	// the pairs the runtime reported, each once with its sources. Once the
+	// task is retired they are in the order their sources were.
+	Preds []Edge
+	// Path is the length of the longest path of dependences ending with
+	// it, each task on it weighing its Exec (its own included); set when
+	// it is retired.
+	Path int64
 
-	first int64 // time of the first row naming it
-	seq   int   // order of the first row naming it
-}
-
-// Graph gathers one trace's tasks from its rows.
-type Graph struct {
-	tasks map[uint64]*Task
-	pairs [][2]uint64 // reported dependences, in order
-	n     int
-}
-
-// NewGraph returns an empty Graph.
-func NewGraph() *Graph { return &Graph{tasks: map[uint64]*Task{}} }
-
-func (g *Graph) task(id uint64, t int64) *Task {
-	tk := g.tasks[id]
-	if tk == nil {
-		tk = &Task{ID: id, first: t, seq: g.n}
-		g.n++
-		g.tasks[id] = tk
-	}
-	return tk
-}
-
-// Add takes a row; it keeps what task creates, segments, depend items and
-// reported dependences say, and reports whether r was one of them.
-func (g *Graph) Add(r *Row) bool {
-	o := r.OMP
-	if o == nil {
-		return false
-	}
-	switch r.Kind {
-	case trace.OmpTaskCreate:
-		t := g.task(o.Task, r.Start)
-		t.Parent, t.Created, t.Launch, t.HasCreate = o.Parent, r.Start, o.Launch, true
-		if r.Kernel != 0 {
-			t.Kernel = r.Kernel
-		}
-	case trace.OmpTaskSchedule:
-		t := g.task(o.Task, r.Start)
-		t.Segments++
-		if r.Dur != Unpaired {
-			t.Exec += r.Dur
-		}
-		t.Completed = t.Completed || o.Completed
-		if !t.HasCreate {
-			t.Parent, t.Launch = o.Parent, o.Launch
-		}
-	case trace.OmpTaskDepend:
-		t := g.task(o.Task, r.Start)
-		t.Deps = append(t.Deps, Dep{o.Address, o.Type})
-	case trace.OmpTaskDependence:
-		g.task(o.SrcTask, r.Start)
-		g.task(o.Task, r.Start)
-		g.pairs = append(g.pairs, [2]uint64{o.SrcTask, o.Task})
-	default:
-		return false
-	}
-	return true
-}
-
-// Empty reports whether the graph has no task.
-func (g *Graph) Empty() bool { return len(g.tasks) == 0 }
-
-// Tasks returns the tasks in creation order: by creation time, tasks whose
-// create the trace lacks by the time of the first row naming them, ties in
-// the order the rows came.
-func (g *Graph) Tasks() []*Task {
-	ts := make([]*Task, 0, len(g.tasks))
-	for _, t := range g.tasks {
-		ts = append(ts, t)
-	}
-	slices.SortFunc(ts, func(a, b *Task) int {
-		if c := cmp.Compare(a.time(), b.time()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	return ts
+	first  int64          // time of the first row naming it
+	seq    int            // order of the first row naming it
+	predAt map[uint64]int // Preds' index by source, once it has many
 }
 
 func (t *Task) time() int64 {
@@ -291,71 +299,309 @@ func (t *Task) time() int64 {
 	return t.first
 }
 
-// Edges returns the dependence edges: those of the depend clauses
-// (DependEdges, siblings in creation order) united with the pairs the
-// runtime reported, each once with its sources, ordered by the creation
-// of their sink, then of their source.
-func (g *Graph) Edges() []Edge {
-	ts := g.Tasks()
-	order := make(map[uint64]int, len(ts))
-	in := make([]TaskDeps, 0, len(ts))
-	for i, t := range ts {
-		order[t.ID] = i
-		if len(t.Deps) > 0 {
-			in = append(in, TaskDeps{t.ID, t.Parent, t.Deps})
+// GraphStats counts what a Graph's bounds cost.
+type GraphStats struct {
+	Unfinished   int64 // tasks retired before they completed (MaxLiveTasks)
+	Late         int64 // rows naming a task already retired, left out of the task figures
+	EdgesDropped int64 // dependences past MaxLiveEdges
+	PathsCut     int64 // dependences on a task whose path was forgotten (MaxRetiredPaths)
+	DependResets int64 // times the depend state was cleared (MaxDependItems)
+}
+
+// Add adds o's counts to s.
+func (s *GraphStats) Add(o GraphStats) {
+	s.Unfinished += o.Unfinished
+	s.Late += o.Late
+	s.EdgesDropped += o.EdgesDropped
+	s.PathsCut += o.PathsCut
+	s.DependResets += o.DependResets
+}
+
+// Problem says in one sentence what the bounds cost, "" when nothing.
+func (s GraphStats) Problem() string {
+	var parts []string
+	add := func(n int64, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf(what, n))
 		}
 	}
-	edges := DependEdges(in)
-	at := make(map[[2]uint64]int, len(edges))
-	for i, e := range edges {
-		at[[2]uint64{e.Src, e.Sink}] = i
+	add(s.Unfinished, "%d tasks were set aside unfinished, past the "+fmt.Sprint(MaxLiveTasks)+" followed at once")
+	add(s.Late, "%d task rows came after their task was set aside")
+	add(s.EdgesDropped, "%d dependences were dropped, past the "+fmt.Sprint(MaxLiveEdges)+" held at once")
+	add(s.PathsCut, "%d dependences named a task whose path was forgotten")
+	add(s.DependResets, "the depend clauses' state was cleared %d times, past "+fmt.Sprint(MaxDependItems)+" list items")
+	if len(parts) == 0 {
+		return ""
 	}
-	for _, p := range g.pairs {
-		if p[0] == p[1] {
-			continue
-		}
-		if i, ok := at[p]; ok {
-			edges[i].Source |= FromRuntime
-			continue
-		}
-		at[p] = len(edges)
-		edges = append(edges, Edge{Src: p[0], Sink: p[1], Source: FromRuntime})
+	return "the task graph passed its memory bounds: " + strings.Join(parts, "; ") +
+		"; task counts, times and dependences stay exact up to there, critical paths may be short and dependences missing"
+}
+
+// Graph follows one trace's explicit tasks through its rows. It holds a
+// task from its first row until the task completed and the tasks it
+// depends on were retired, then retires it: works out its path, hands it
+// to Retire and forgets it but for its path. Flush retires the rest.
+// Tasks retire in creation order (by creation time, tasks whose create the
+// trace lacks by the time of the first row naming them, ties in the order
+// the rows came), except that a task held up by one not completed waits
+// for it. A trace whose tasks fit the bounds gets exact figures.
+type Graph struct {
+	// Retire, when set, is called with each task as it is retired; the
+	// Graph forgets the task then.
+	Retire func(*Task)
+	Stats  GraphStats
+
+	live    map[uint64]*Task
+	edges   int // in live tasks' Preds
+	retired map[uint64]retiredTask
+	ring    []uint64 // retired tasks in retirement order, a ring past MaxRetiredPaths
+	ringAt  int
+	deps    dependState
+	n       int // tasks seen
+	order   int64
+	sweepAt int
+	scratch []*Task
+}
+
+type retiredTask struct {
+	path      int64
+	order     int64
+	completed bool
+}
+
+// NewGraph returns an empty Graph.
+func NewGraph() *Graph {
+	return &Graph{live: map[uint64]*Task{}, retired: map[uint64]retiredTask{}, sweepAt: sweepMin}
+}
+
+// task returns the task followed with id, a new one when id was never
+// seen, nil when it was retired.
+func (g *Graph) task(id uint64, t int64) *Task {
+	if tk := g.live[id]; tk != nil {
+		return tk
 	}
-	slices.SortStableFunc(edges, func(a, b Edge) int {
-		if c := cmp.Compare(order[a.Sink], order[b.Sink]); c != 0 {
+	if _, ok := g.retired[id]; ok {
+		g.Stats.Late++
+		return nil
+	}
+	tk := &Task{ID: id, first: t, seq: g.n}
+	g.n++
+	g.live[id] = tk
+	return tk
+}
+
+// pred records that t depends on src.
+func (g *Graph) pred(t *Task, src uint64, from Source, addr uint64) {
+	if src == t.ID {
+		return
+	}
+	i, ok := -1, false
+	if t.predAt != nil {
+		i, ok = t.predAt[src]
+	} else {
+		for j := range t.Preds {
+			if t.Preds[j].Src == src {
+				i, ok = j, true
+				break
+			}
+		}
+	}
+	if ok {
+		e := &t.Preds[i]
+		e.Source |= from
+		if e.Address == 0 {
+			e.Address = addr
+		}
+		return
+	}
+	if g.edges >= MaxLiveEdges {
+		g.Stats.EdgesDropped++
+		return
+	}
+	g.edges++
+	t.Preds = append(t.Preds, Edge{Src: src, Sink: t.ID, Source: from, Address: addr})
+	if t.predAt == nil && len(t.Preds) > 16 {
+		t.predAt = make(map[uint64]int, 2*len(t.Preds))
+		for j, e := range t.Preds {
+			t.predAt[e.Src] = j
+		}
+	} else if t.predAt != nil {
+		t.predAt[src] = len(t.Preds) - 1
+	}
+}
+
+// Add takes a row: task creates, segments, depend items and reported
+// dependences make the graph; an implicit task's end ends the depend
+// state of its children.
+func (g *Graph) Add(r *Row) {
+	o := r.OMP
+	if o == nil {
+		return
+	}
+	if g.live == nil {
+		*g = *NewGraph()
+	}
+	switch r.Kind {
+	case trace.OmpTaskCreate:
+		t := g.task(o.Task, r.Start)
+		if t == nil {
+			return
+		}
+		t.Parent, t.Created, t.Launch, t.HasCreate = o.Parent, r.Start, o.Launch, true
+		if r.Kernel != 0 {
+			t.Kernel = r.Kernel
+		}
+	case trace.OmpTaskSchedule:
+		t := g.task(o.Task, r.Start)
+		if t == nil {
+			return
+		}
+		t.Segments++
+		if r.Dur != Unpaired {
+			t.Exec += r.Dur
+		}
+		t.Completed = t.Completed || o.Completed
+		if !t.HasCreate {
+			t.Parent, t.Launch = o.Parent, o.Launch
+		}
+	case trace.OmpTaskDepend:
+		if t := g.task(o.Task, r.Start); t != nil {
+			g.dependItem(t, Dep{o.Address, o.Type})
+		}
+	case trace.OmpTaskDependence:
+		if _, ok := g.retired[o.SrcTask]; !ok { // a source retired is one that completed
+			g.task(o.SrcTask, r.Start)
+		}
+		if t := g.task(o.Task, r.Start); t != nil {
+			g.pred(t, o.SrcTask, FromRuntime, 0)
+		}
+	case trace.OmpImplicitTaskBegin:
+		if r.Dur != Unpaired {
+			g.deps.dropParent(o.Task)
+		}
+		return
+	default:
+		return
+	}
+	if len(g.live) >= g.sweepAt {
+		g.sweep(false)
+	}
+}
+
+// Empty reports whether the graph has seen no task.
+func (g *Graph) Empty() bool { return g.n == 0 }
+
+// Task returns the task followed with id, nil when there is none (never
+// seen, or retired).
+func (g *Graph) Task(id uint64) *Task { return g.live[id] }
+
+// Completed reports whether task id completed, as far as the graph knows
+// (it forgets the tasks retired longest ago, MaxRetiredPaths).
+func (g *Graph) Completed(id uint64) bool {
+	if t := g.live[id]; t != nil {
+		return t.Completed
+	}
+	return g.retired[id].completed
+}
+
+// Flush retires every task still followed.
+func (g *Graph) Flush() {
+	if len(g.live) > 0 {
+		g.sweep(true)
+	}
+}
+
+// sweep retires, in creation order, the tasks that completed and whose
+// sources were retired, every task with all, and the oldest past
+// MaxLiveTasks.
+func (g *Graph) sweep(all bool) {
+	ts := g.scratch[:0]
+	for _, t := range g.live {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b *Task) int {
+		if c := cmp.Compare(a.time(), b.time()); c != 0 {
 			return c
 		}
-		return cmp.Compare(order[a.Src], order[b.Src])
+		return cmp.Compare(a.seq, b.seq)
 	})
-	return edges
-}
-
-// LongestPaths returns, for each task, the length of the longest path of
-// edges ending with it, each task on the path weighing its Exec (its own
-// included). An edge whose source was not created before its sink (which
-// no OpenMP dependence is) is left out, so the graph stays acyclic.
-func (g *Graph) LongestPaths(edges []Edge) map[uint64]int64 {
-	ts := g.Tasks()
-	order := make(map[uint64]int, len(ts))
-	for i, t := range ts {
-		order[t.ID] = i
-	}
-	preds := map[uint64][]uint64{}
-	for _, e := range edges {
-		if order[e.Src] < order[e.Sink] {
-			preds[e.Sink] = append(preds[e.Sink], e.Src)
-		}
-	}
-	dist := make(map[uint64]int64, len(ts))
 	for _, t := range ts {
-		var best int64
-		for _, p := range preds[t.ID] {
-			best = max(best, dist[p])
+		if all || t.Completed && g.sourcesRetired(t) {
+			g.retire(t)
 		}
-		dist[t.ID] = best + t.Exec
 	}
-	return dist
+	if len(g.live) > MaxLiveTasks {
+		for _, t := range ts {
+			if len(g.live) <= MaxLiveTasks*3/4 {
+				break
+			}
+			if g.live[t.ID] == t {
+				if !t.Completed {
+					g.Stats.Unfinished++
+				}
+				g.retire(t)
+			}
+		}
+	}
+	clear(ts)
+	g.scratch = ts[:0]
+	g.sweepAt = min(max(sweepMin, 2*len(g.live)), MaxLiveTasks+1)
 }
 
-// Task returns the task with id, or nil.
-func (g *Graph) Task(id uint64) *Task { return g.tasks[id] }
+func (g *Graph) sourcesRetired(t *Task) bool {
+	for _, e := range t.Preds {
+		if g.live[e.Src] != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// retire works out t's path, hands it to Retire and forgets it.
+func (g *Graph) retire(t *Task) {
+	const after, before = int64(1) << 62, -1 // the order of a source followed, forgotten
+	srcOrder := func(src uint64) int64 {
+		if r, ok := g.retired[src]; ok {
+			return r.order
+		}
+		if g.live[src] != nil {
+			return after
+		}
+		return before
+	}
+	slices.SortStableFunc(t.Preds, func(a, b Edge) int { return cmp.Compare(srcOrder(a.Src), srcOrder(b.Src)) })
+	var best int64
+	for _, e := range t.Preds {
+		// A source still followed was created after t or did not complete:
+		// no OpenMP dependence, and left out so the graph stays acyclic.
+		if r, ok := g.retired[e.Src]; ok {
+			best = max(best, r.path)
+		} else if g.live[e.Src] == nil {
+			g.Stats.PathsCut++
+		}
+	}
+	t.Path = best + t.Exec
+	g.order++
+	g.remember(t.ID, retiredTask{t.Path, g.order, t.Completed})
+	delete(g.live, t.ID)
+	g.edges -= len(t.Preds)
+	if t.Completed {
+		g.deps.dropParent(t.ID)
+	}
+	if g.Retire != nil {
+		g.Retire(t)
+	}
+}
+
+// remember keeps a retired task's path, forgetting the oldest past
+// MaxRetiredPaths.
+func (g *Graph) remember(id uint64, r retiredTask) {
+	if len(g.ring) < MaxRetiredPaths {
+		g.ring = append(g.ring, id)
+	} else {
+		delete(g.retired, g.ring[g.ringAt])
+		g.ring[g.ringAt] = id
+		g.ringAt = (g.ringAt + 1) % MaxRetiredPaths
+	}
+	g.retired[id] = r
+}

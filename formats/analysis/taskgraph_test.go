@@ -102,50 +102,89 @@ func TestSourceString(t *testing.T) {
 	}
 }
 
-func TestLongestPaths(t *testing.T) {
-	g := NewGraph()
-	exec := map[uint64]int64{1: 10, 2: 15, 3: 20, 4: 30, 5: 5}
-	for id := uint64(1); id <= 5; id++ {
-		tk := g.task(id, int64(id))
-		tk.HasCreate, tk.Created, tk.Exec = true, int64(id), exec[id]
+// retired feeds g rows through add, then flushes it: the tasks in the
+// order they retired.
+func retired(g *Graph, add func()) []*Task {
+	var ts []*Task
+	g.Retire = func(t *Task) { ts = append(ts, t) }
+	add()
+	g.Flush()
+	return ts
+}
+
+func allPreds(ts []*Task) []Edge {
+	var es []Edge
+	for _, t := range ts {
+		es = append(es, t.Preds...)
 	}
-	edges := []Edge{{Src: 1, Sink: 2}, {Src: 1, Sink: 3}, {Src: 2, Sink: 4}, {Src: 3, Sink: 4}, {Src: 4, Sink: 5},
-		{Src: 5, Sink: 1}} // backwards: left out
-	d := g.LongestPaths(edges)
-	want := map[uint64]int64{1: 10, 2: 25, 3: 30, 4: 60, 5: 65}
-	for id, w := range want {
-		if d[id] != w {
-			t.Errorf("task %d: %d, want %d", id, d[id], w)
+	return es
+}
+
+type graphRows struct{ g *Graph }
+
+func (gr graphRows) row(k Row, o OMP) { k.OMP = &o; gr.g.Add(&k) }
+
+func (gr graphRows) create(id uint64, at int64) {
+	gr.row(Row{Kind: trace.OmpTaskCreate, Start: at}, OMP{ID: id, Task: id, Parent: 9})
+}
+
+func (gr graphRows) dep(id, addr, typ uint64) {
+	gr.row(Row{Kind: trace.OmpTaskDepend}, OMP{ID: id, Task: id, Address: addr, Type: typ})
+}
+
+func (gr graphRows) pair(src, sink uint64) {
+	gr.row(Row{Kind: trace.OmpTaskDependence, Start: 5}, OMP{ID: sink, Task: sink, SrcTask: src})
+}
+
+func (gr graphRows) run(id uint64, at, dur int64) {
+	gr.row(Row{Kind: trace.OmpTaskSchedule, Start: at, Dur: dur}, OMP{ID: id, Task: id, Parent: 9, Completed: true})
+}
+
+func TestLongestPaths(t *testing.T) {
+	gr := graphRows{NewGraph()}
+	exec := map[uint64]int64{1: 10, 2: 15, 3: 20, 4: 30, 5: 5}
+	ts := retired(gr.g, func() {
+		for id := uint64(1); id <= 5; id++ {
+			gr.create(id, int64(id))
 		}
+		for _, e := range [][2]uint64{{1, 2}, {1, 3}, {2, 4}, {3, 4}, {4, 5}, {5, 1}} { // 5-1 backwards: left out
+			gr.pair(e[0], e[1])
+		}
+		for id := uint64(1); id <= 5; id++ {
+			gr.run(id, 10*int64(id), exec[id])
+		}
+	})
+	want := map[uint64]int64{1: 10, 2: 25, 3: 30, 4: 60, 5: 65}
+	if len(ts) != 5 {
+		t.Fatalf("%d tasks retired, want 5", len(ts))
+	}
+	for i, tk := range ts {
+		if tk.ID != uint64(i+1) || tk.Path != want[tk.ID] {
+			t.Errorf("retired #%d: task %d path %d, want task %d path %d", i, tk.ID, tk.Path, i+1, want[uint64(i+1)])
+		}
+	}
+	if gr.g.Stats != (GraphStats{}) {
+		t.Errorf("stats %+v, want none", gr.g.Stats)
 	}
 }
 
 // The union of reconstructed and reported edges, by creation order.
 func TestGraphEdges(t *testing.T) {
-	g := NewGraph()
-	row := func(k Row, o OMP) { k.OMP = &o; g.Add(&k) }
-	create := func(id uint64, at int64) {
-		row(Row{Kind: trace.OmpTaskCreate, Start: at}, OMP{ID: id, Task: id, Parent: 9})
-	}
-	dep := func(id, addr, typ uint64) {
-		row(Row{Kind: trace.OmpTaskDepend}, OMP{ID: id, Task: id, Address: addr, Type: typ})
-	}
-	pair := func(src, sink uint64) {
-		row(Row{Kind: trace.OmpTaskDependence, Start: 5}, OMP{ID: sink, Task: sink, SrcTask: src})
-	}
-	// Created in the order 30, 10, 20 (ids do not give the order).
-	create(30, 1)
-	dep(30, 0xa, out)
-	create(10, 2)
-	dep(10, 0xa, in)
-	pair(30, 10)
-	create(20, 3)
-	dep(20, 0xa, out)
-	pair(30, 20) // implied through 10 by the clauses: the runtime reports it
-	pair(40, 20) // a task the trace has no create of
-	es := g.Edges()
+	gr := graphRows{NewGraph()}
+	ts := retired(gr.g, func() {
+		// Created in the order 30, 10, 20 (ids do not give the order).
+		gr.create(30, 1)
+		gr.dep(30, 0xa, out)
+		gr.create(10, 2)
+		gr.dep(10, 0xa, in)
+		gr.pair(30, 10)
+		gr.create(20, 3)
+		gr.dep(20, 0xa, out)
+		gr.pair(30, 20) // implied through 10 by the clauses: the runtime reports it
+		gr.pair(40, 20) // a task the trace has no create of
+	})
 	var got []string
-	for _, e := range es {
+	for _, e := range allPreds(ts) {
 		got = append(got, fmt.Sprintf("%d-%d %s %#x", e.Src, e.Sink, e.Source, e.Address))
 	}
 	want := []string{"30-10 both 0xa", "30-20 both 0xa", "10-20 depend 0xa", "40-20 runtime 0x0"}

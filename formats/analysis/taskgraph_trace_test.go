@@ -11,7 +11,8 @@ import (
 )
 
 type readBack struct {
-	g         *Graph
+	tasks     []*Task // in the order they retired
+	byID      map[uint64]*Task
 	regions   map[uint64]int // parallel region -> implicit tasks (rows, halves included)
 	parallels int
 	segments  map[uint64][]*Row
@@ -19,8 +20,11 @@ type readBack struct {
 
 func read(t *testing.T, path string) *readBack {
 	t.Helper()
-	rb := &readBack{regions: map[uint64]int{}, segments: map[uint64][]*Row{}}
-	res, err := Read(path, 0, Options{}, func(p *Process, r *Row) error {
+	rb := &readBack{regions: map[uint64]int{}, segments: map[uint64][]*Row{}, byID: map[uint64]*Task{}}
+	g := NewGraph()
+	g.Retire = func(t *Task) { rb.tasks = append(rb.tasks, t); rb.byID[t.ID] = t }
+	_, err := Read(path, 0, Options{}, func(p *Process, r *Row) error {
+		g.Add(r)
 		switch r.Kind {
 		case trace.OmpParallelBegin:
 			rb.parallels++
@@ -37,8 +41,8 @@ func read(t *testing.T, path string) *readBack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rb.g = res.Tasks; rb.g == nil {
-		t.Fatalf("%s: no task graph", path)
+	if g.Flush(); g.Empty() || g.Stats != (GraphStats{}) {
+		t.Fatalf("%s: no task graph, or one past its bounds (%+v)", path, g.Stats)
 	}
 	return rb
 }
@@ -57,13 +61,13 @@ func edgeStrings(es []Edge) []string {
 func TestRealDiamond(t *testing.T) {
 	rb := read(t, filepath.Join("..", "omp", "testdata", "t1.occatrace"))
 	// Tasks in creation order are a, b, c, d.
-	ts := rb.g.Tasks()
+	ts := rb.tasks
 	if len(ts) != 4 {
 		t.Fatalf("%d tasks, want 4", len(ts))
 	}
 	a, b, c, d := ts[0].ID, ts[1].ID, ts[2].ID, ts[3].ID
 	var got [][2]uint64
-	for _, e := range rb.g.Edges() {
+	for _, e := range allPreds(ts) {
 		got = append(got, [2]uint64{e.Src, e.Sink})
 		if e.Source&FromDepend == 0 {
 			t.Errorf("edge %+v not from the depend clauses", e)
@@ -94,16 +98,15 @@ func TestRealDiamond(t *testing.T) {
 func TestSyntheticEdges(t *testing.T) {
 	path := omptest.SmallFile(t)
 	rb := read(t, path)
-	got := edgeStrings(rb.g.Edges())
+	got := edgeStrings(allPreds(rb.tasks))
 	want := []string{"310-311 both 0xa0", "310-312 both 0xa0", "311-313 depend 0xb0", "312-313 both 0xc0", "313-314 runtime 0x0",
 		"510-511 both 0xe0", "511-512 depend 0xe0"}
 	if !slices.Equal(got, want) {
 		t.Errorf("edges\n%q\nwant\n%q", got, want)
 	}
-	dist := rb.g.LongestPaths(rb.g.Edges())
 	for id, w := range map[uint64]int64{310: 10e3, 311: 25e3, 312: 30e3, 313: 60e3, 314: 65e3, 510: 10e3, 511: 20e3, 512: 30e3, 520: 0} {
-		if dist[id] != w {
-			t.Errorf("longest path to %d: %d, want %d", id, dist[id], w)
+		if tk := rb.byID[id]; tk == nil || tk.Path != w {
+			t.Errorf("longest path to %d: %+v, want %d", id, tk, w)
 		}
 	}
 	for id, w := range map[uint64]struct {
@@ -112,7 +115,7 @@ func TestSyntheticEdges(t *testing.T) {
 		completed bool
 	}{310: {10e3, 1, true}, 311: {15e3, 2, true}, 312: {20e3, 1, true}, 313: {30e3, 1, true}, 314: {5e3, 1, true},
 		510: {10e3, 1, true}, 511: {10e3, 1, true}, 512: {10e3, 1, true}, 520: {0, 1, false}} {
-		tk := rb.g.Task(id)
+		tk := rb.byID[id]
 		if tk == nil || tk.Exec != w.exec || tk.Segments != w.segs || tk.Completed != w.completed || !tk.HasCreate {
 			t.Errorf("task %d: %+v, want %+v", id, tk, w)
 		}
@@ -126,7 +129,7 @@ func TestSyntheticEdges(t *testing.T) {
 // completion.
 func TestRealRandomClauses(t *testing.T) {
 	rb := read(t, filepath.Join("..", "omp", "testdata", "t2.occatrace"))
-	ts := rb.g.Tasks()
+	ts := rb.tasks
 	if len(ts) != 308 { // 300 tasks, 8 of the taskloop
 		t.Errorf("%d tasks, want 308", len(ts))
 	}
@@ -136,7 +139,7 @@ func TestRealRandomClauses(t *testing.T) {
 		}
 	}
 	by := map[Source]int{}
-	for _, e := range rb.g.Edges() {
+	for _, e := range allPreds(ts) {
 		by[e.Source]++
 	}
 	if by[FromRuntime] != 0 || by[FromDepend|FromRuntime] == 0 || by[FromDepend] == 0 {

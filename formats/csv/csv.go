@@ -27,13 +27,16 @@ type Writer struct {
 	omp ompTables
 }
 
-// ompTables writes the OpenMP table of a trace as its rows come and its
-// dependences table on Close.
+// ompTables writes the OpenMP and dependences tables of a trace as its
+// rows come.
 type ompTables struct {
 	events string      // the events table's path
 	rows   *table.File // the OpenMP table, made at its first row
 	fl     *omp.Flattener
 	rec    omp.Record
+	deps   *omp.DependenceRows // made at the first OpenMP row
+	edges  *table.File         // the dependences table, made at its first row or on Close
+	stats  analysis.GraphStats
 }
 
 // Create makes the file at path for process p and writes the header row.
@@ -60,11 +63,14 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 // rows.
 func (w *Writer) Close(res *analysis.Result) error {
 	err := w.out.Close()
-	if e := w.omp.close(res); err == nil {
+	if e := w.omp.close(); err == nil {
 		err = e
 	}
 	return err
 }
+
+// TaskGraph says what the task graph's bounds cost the dependences table.
+func (w *Writer) TaskGraph() analysis.GraphStats { return w.omp.stats }
 
 // create makes the file of table for the trace and writes its header row.
 func (t *ompTables) create(name, header string) (*table.File, error) {
@@ -78,6 +84,12 @@ func (t *ompTables) create(name, header string) (*table.File, error) {
 
 // add writes an OpenMP row to the OpenMP table (made at the first).
 func (t *ompTables) add(p *analysis.Process, r *analysis.Row) error {
+	if t.deps == nil {
+		t.deps = omp.NewDependenceRows(p, t.addEdge)
+	}
+	if err := t.deps.Add(r); err != nil {
+		return err
+	}
 	if !omp.InTable(r) {
 		return nil
 	}
@@ -92,25 +104,36 @@ func (t *ompTables) add(p *analysis.Process, r *analysis.Row) error {
 	return t.rows.Commit(omp.Rows.AppendCSV(t.rows.Tail(), &t.rec))
 }
 
-// close finishes the OpenMP table and writes the dependences table, when
-// the trace had tasks (res.Tasks).
-func (t *ompTables) close(res *analysis.Result) error {
-	if t.rows != nil {
-		if err := t.rows.Close(); err != nil {
+func (t *ompTables) addEdge(e *omp.EdgeRecord) error {
+	if t.edges == nil {
+		var err error
+		if t.edges, err = t.create(omp.TableDependences, omp.Dependences.CSVHeader()); err != nil {
 			return err
 		}
 	}
-	if res == nil || res.Tasks == nil || res.Tasks.Empty() {
-		return nil
+	return t.edges.Commit(omp.Dependences.AppendCSV(t.edges.Tail(), e))
+}
+
+// close writes the dependences left and finishes both tables; a trace
+// with tasks has a dependences table, be it empty.
+func (t *ompTables) close() error {
+	var err error
+	if t.deps != nil {
+		var tasks bool
+		tasks, t.stats, err = t.deps.Close()
+		if err == nil && tasks && t.edges == nil {
+			t.edges, err = t.create(omp.TableDependences, omp.Dependences.CSVHeader())
+		}
 	}
-	f, err := t.create(omp.TableDependences, omp.Dependences.CSVHeader())
-	if err != nil {
-		return err
+	for _, f := range []*table.File{t.rows, t.edges} {
+		if f == nil {
+			continue
+		}
+		if e := f.Close(); err == nil {
+			err = e
+		}
 	}
-	for _, e := range omp.EdgeRecords(res.Process, res.Tasks) {
-		f.Commit(omp.Dependences.AppendCSV(f.Tail(), &e))
-	}
-	return f.Close()
+	return err
 }
 
 // WriteProcesses writes the process table (analysis.Processes). It quotes

@@ -1,5 +1,5 @@
 // Package omp lays out a trace's OpenMP rows (analysis.OMP) and its task
-// dependence edges (analysis.Graph) as the OpenMP and dependences tables of
+// dependences (analysis.Graph, DependenceRows) as the OpenMP and dependences tables of
 // formats/parquet/SCHEMA.md: their column declarations (Rows,
 // Dependences), records and file paths.
 package omp
@@ -154,17 +154,46 @@ var Dependences = table.Table[EdgeRecord]{Name: "dependences", Append: appendDep
 	{Name: "launch", Field: "Launch", Type: table.Int64, Doc: "the OCCA launch the sink was created in, 0 outside"},
 }}
 
-// EdgeRecords returns the dependences table of p's graph g: its edges
-// (analysis.Graph.Edges) with the sink's parent task and launch.
-func EdgeRecords(p *analysis.Process, g *analysis.Graph) []EdgeRecord {
-	edges := g.Edges()
-	out := make([]EdgeRecord, len(edges))
-	for i, e := range edges {
-		out[i] = EdgeRecord{Rank: int32(p.Rank), Host: p.Header.Host, PID: p.Header.PID, Src: int64(e.Src), Sink: int64(e.Sink),
-			Source: e.Source.String(), Address: int64(e.Address)}
-		if t := g.Task(e.Sink); t != nil {
-			out[i].Parent, out[i].Launch = int64(t.Parent), int64(t.Launch)
+// DependenceRows follows one trace's task graph (analysis.Graph) through its
+// OpenMP rows and hands each dependence to emit as a row of the
+// dependences table once its sink task is retired: in bounded memory, the
+// table is written as the trace is read.
+type DependenceRows struct {
+	p    *analysis.Process
+	g    *analysis.Graph
+	emit func(*EdgeRecord) error
+	rec  EdgeRecord
+	err  error
+}
+
+// NewDependenceRows returns the DependenceRows of process p's trace.
+func NewDependenceRows(p *analysis.Process, emit func(*EdgeRecord) error) *DependenceRows {
+	d := &DependenceRows{p: p, g: analysis.NewGraph(), emit: emit}
+	d.g.Retire = d.retire
+	return d
+}
+
+func (d *DependenceRows) retire(t *analysis.Task) {
+	for _, e := range t.Preds {
+		if d.err != nil {
+			return
 		}
+		d.rec = EdgeRecord{Rank: int32(d.p.Rank), Host: d.p.Header.Host, PID: d.p.Header.PID, Src: int64(e.Src), Sink: int64(e.Sink),
+			Source: e.Source.String(), Address: int64(e.Address), Parent: int64(t.Parent), Launch: int64(t.Launch)}
+		d.err = d.emit(&d.rec)
 	}
-	return out
+}
+
+// Add takes an OpenMP row; it returns the first error of emit.
+func (d *DependenceRows) Add(r *analysis.Row) error {
+	d.g.Add(r)
+	return d.err
+}
+
+// Close emits what is left. It reports whether the trace had tasks (its
+// dependences table is made even when it has no row), what the graph's
+// bounds cost, and the first error of emit.
+func (d *DependenceRows) Close() (tasks bool, stats analysis.GraphStats, err error) {
+	d.g.Flush()
+	return !d.g.Empty(), d.g.Stats, d.err
 }

@@ -152,11 +152,13 @@ func (pt *Part) Close() error {
 
 // Writer writes one trace's rows into a Part.
 type Writer struct {
-	part *Part
-	fl   *analysis.Flattener
-	ofl  *omp.Flattener // made at the trace's first OpenMP row
-	rows int64
-	own  bool // Close closes the part too (Create)
+	part  *Part
+	fl    *analysis.Flattener
+	ofl   *omp.Flattener      // made at the trace's first OpenMP row
+	deps  *omp.DependenceRows // made at the trace's first OpenMP row
+	stats analysis.GraphStats // from Close
+	rows  int64
+	own   bool // Close closes the part too (Create)
 }
 
 // Trace returns the writer of process p's rows. The part takes one trace at
@@ -192,6 +194,12 @@ func (w *Writer) Add(p *analysis.Process, r *analysis.Row) error {
 
 // addOpenMP writes an OpenMP row to the OpenMP table.
 func (w *Writer) addOpenMP(p *analysis.Process, r *analysis.Row) error {
+	if w.deps == nil {
+		w.deps = omp.NewDependenceRows(p, w.addEdge)
+	}
+	if err := w.deps.Add(r); err != nil {
+		return err
+	}
 	if !omp.InTable(r) {
 		return nil
 	}
@@ -216,13 +224,17 @@ func (w *Writer) addOpenMP(p *analysis.Process, r *analysis.Row) error {
 // Rows returns the events table's rows written so far.
 func (w *Writer) Rows() int64 { return w.rows }
 
-// Close ends the trace's rows: it writes the trace's task dependences
-// (res.Tasks) to the dependences table, and closes the part when Create
-// made it. res may be nil (the trace could not be read).
+// Close ends the trace's rows: it writes the dependences left of the
+// trace's tasks to the dependences table (made for a trace with tasks, be
+// it empty), and closes the part when Create made it. res may be nil (the
+// trace could not be read).
 func (w *Writer) Close(res *analysis.Result) error {
 	var err error
-	if res != nil && res.Tasks != nil && !res.Tasks.Empty() {
-		err = w.writeDependences(res)
+	if w.deps != nil {
+		var tasks bool
+		if tasks, w.stats, err = w.deps.Close(); err == nil && tasks {
+			err = w.part.dependences()
+		}
 	}
 	if w.own {
 		if e := w.part.Close(); err == nil {
@@ -232,21 +244,30 @@ func (w *Writer) Close(res *analysis.Result) error {
 	return err
 }
 
-func (w *Writer) writeDependences(res *analysis.Result) error {
-	pt := w.part
-	if pt.deps == nil {
-		var err error
-		if pt.deps, err = createFile[omp.EdgeRecord](omp.TablePath(pt.path, omp.TableDependences), ""); err != nil {
-			return err
-		}
-	}
-	if err := pt.deps.flush(); err != nil {
+// TaskGraph says what the task graph's bounds cost the dependences table.
+func (w *Writer) TaskGraph() analysis.GraphStats { return w.stats }
+
+func (w *Writer) addEdge(e *omp.EdgeRecord) error {
+	if err := w.part.dependences(); err != nil {
 		return err
 	}
-	if _, err := pt.deps.w.Write(omp.EdgeRecords(res.Process, res.Tasks)); err != nil {
-		return fmt.Errorf("%s: %w", pt.deps.f.Name(), err)
+	rec, err := w.part.deps.next()
+	if err != nil {
+		return err
 	}
+	*rec = *e
 	return nil
+}
+
+// dependences makes the part's dependences table at its first trace with
+// tasks.
+func (pt *Part) dependences() error {
+	if pt.deps != nil {
+		return nil
+	}
+	var err error
+	pt.deps, err = createFile[omp.EdgeRecord](omp.TablePath(pt.path, omp.TableDependences), "")
+	return err
 }
 
 // WriteProcesses writes the process table (analysis.Processes) to path.

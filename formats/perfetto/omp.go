@@ -25,13 +25,17 @@ package perfetto
 // every output.
 //
 // Flows:
-//   - one per dependence edge of the trace's task graph (Close's
-//     analysis.Result.Tasks: the depend clauses and the pairs the runtime
-//     reported), from the source task's
-//     completing segment to the sink task's first segment. The edges are
-//     known only at the end: the first and the completing segments of
-//     tasks with depend items are written at Close (their lanes are chosen
-//     in order like the others'), with the flows.
+//   - one per dependence edge of the trace's task graph (analysis.Graph,
+//     which the writer follows through the rows: the depend clauses and
+//     the pairs the runtime reported), from the source task's completing
+//     segment to the sink task's first segment. A sink's edges are known
+//     when its first segment comes; a source's only once its last sink's
+//     is read, which may be long after its own: the completing segments of
+//     tasks with depend items are held back (their lanes chosen in order
+//     like the others'), and written with their flows at the end, or, the
+//     oldest half, when MaxHeldSegments are held. A sink whose first
+//     segment comes after its source's was written that way gets no flow
+//     from it (Writer.LostFlows counts those).
 //   - one from an OCCA kernel launch (the run slice) to each implicit task
 //     of each parallel region in it (the rows' launch is the run's
 //     correlation id). The reader learns the regions of a launch from the
@@ -93,7 +97,11 @@ type launchOMP struct {
 	left    int  // implicit tasks not yet written
 }
 
-// deferredSlice is a task segment written at the end, with its flows. Its
+// MaxHeldSegments bounds the completing task segments held back for their
+// flows (deferredSlice, about 100 bytes each).
+const MaxHeldSegments = 1 << 14
+
+// deferredSlice is a completing task segment held back for its flows. Its
 // name is interned when it is written: the names interned before may have
 // been forgotten since (Writer.forgetInterned).
 type deferredSlice struct {
@@ -107,9 +115,11 @@ type deferredSlice struct {
 type ompWriter struct {
 	launches map[uint64]*launchOMP
 	started  map[uint64]bool // tasks with depend items running: first segment seen, not completed
+	tasks    *analysis.Graph
 	deferred []deferredSlice
-	first    map[uint64]int // task -> its first segment in deferred
-	last     map[uint64]int // task -> its completing segment in deferred
+	written  int            // deferred segments written before the end (they precede deferred[0])
+	last     map[uint64]int // task -> its completing segment, counted from the first deferred
+	lost     int64          // flows whose source completed with no segment held
 	implName map[[2]uint32]uint64
 	ann      []kv
 	term     [1]uint64
@@ -122,8 +132,8 @@ type kv struct {
 
 func (w *Writer) ompState() *ompWriter {
 	if w.omp == nil {
-		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, started: map[uint64]bool{},
-			first: map[uint64]int{}, last: map[uint64]int{}, implName: map[[2]uint32]uint64{}}
+		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, started: map[uint64]bool{}, tasks: analysis.NewGraph(),
+			last: map[uint64]int{}, implName: map[[2]uint32]uint64{}}
 	}
 	return w.omp
 }
@@ -195,8 +205,18 @@ func (w *Writer) writeOMP(r *ringRow) {
 	o := w.ompState()
 	m := r.OMP
 	p := w.p
+	switch r.Kind {
+	case trace.OmpTaskCreate, trace.OmpTaskDepend, trace.OmpTaskDependence, trace.OmpImplicitTaskBegin:
+		o.tasks.Add(&analysis.Row{Kind: r.Kind, Thread: r.Thread, Start: r.Start, Dur: r.Dur, OMP: m})
+	case trace.OmpTaskSchedule:
+		// After its flows are found (flowsIn): a segment that completes
+		// its task may let the graph retire it.
+		row := analysis.Row{Kind: r.Kind, Thread: r.Thread, Start: r.Start, Dur: r.Dur, OMP: m}
+		defer o.tasks.Add(&row)
+	}
 	ann := o.ann[:0]
 	var name, term uint64
+	flowsInto := false // the first segment of a task with depend items
 	switch r.Kind {
 	case trace.OmpThreadBegin:
 		w.ompInstant(r, w.iid(r.Kind, formOMPThread, r.Name), nil)
@@ -244,27 +264,13 @@ func (w *Writer) writeOMP(r *ringRow) {
 		name = w.iid(r.Kind, formTask, strconv.FormatUint(m.Task, 10))
 		if m.HasDeps {
 			first := !o.started[m.Task]
-			if first || m.Completed {
-				o.started[m.Task] = true
-				ts := p.WallTime(r.Start)
-				l := w.pickLane(w.thread(r.Thread).lanes, ts, ts+r.Dur)
-				if l == nil { // left out, and so are its flows
-					if m.Completed {
-						delete(o.started, m.Task)
-					}
-					return
-				}
-				o.deferred = append(o.deferred, deferredSlice{start: ts, end: ts + r.Dur, depth: len(l.stack) - 1, track: l.uuid,
-					task: m.Task, parent: m.Parent, launch: m.Launch, status: r.Status})
-				if first {
-					o.first[m.Task] = len(o.deferred) - 1
-				}
-				if m.Completed {
-					o.last[m.Task] = len(o.deferred) - 1
-					delete(o.started, m.Task) // no segment follows
-				}
+			if m.Completed {
+				delete(o.started, m.Task) // no segment follows
+				w.holdCompleting(r, first)
 				return
 			}
+			o.started[m.Task] = true
+			flowsInto = first
 		}
 		ann = append(ann, kv{annotTask, m.Task}, kv{annotParent, m.Parent}, kv{annotLaunch, m.Launch},
 			kv{annotStatus, r.Status})
@@ -285,6 +291,8 @@ func (w *Writer) writeOMP(r *ringRow) {
 	if term != 0 {
 		o.term[0] = term
 		terms = o.term[:]
+	} else if flowsInto {
+		terms = w.flowsIn(m.Task)
 	}
 	w.ompEvent(ts, typeSliceBegin, l.uuid, name, nil, terms, ann)
 	w.sliceEnd(ts+r.Dur, len(l.stack)-1, l.uuid, 0)
@@ -361,39 +369,89 @@ func (w *Writer) ompEvent(ts int64, typ, track, name uint64, flows, terms []uint
 	w.end(p)
 }
 
-// ompFinish writes the deferred task segments with the dependence flows.
-func (w *Writer) ompFinish() {
-	o := w.omp
-	if o == nil || len(o.deferred) == 0 {
+// holdCompleting holds r, the completing segment of a task with depend
+// items (its first too when first is set), for the flows out of it.
+func (w *Writer) holdCompleting(r *ringRow, first bool) {
+	o, m := w.omp, r.OMP
+	ts := w.p.WallTime(r.Start)
+	l := w.pickLane(w.thread(r.Thread).lanes, ts, ts+r.Dur)
+	if l == nil { // left out, and so are its flows
 		return
 	}
-	rank := uint64(w.p.Rank)
-	in := map[int][]uint64{}
-	var edges []analysis.Edge
-	if w.tasks != nil {
-		edges = w.tasks.Edges()
+	d := deferredSlice{start: ts, end: ts + r.Dur, depth: len(l.stack) - 1, track: l.uuid,
+		task: m.Task, parent: m.Parent, launch: m.Launch, status: r.Status}
+	if first {
+		d.in = w.flowsIn(m.Task)
 	}
-	for _, e := range edges {
-		s, ok1 := o.last[e.Src]
-		d, ok2 := o.first[e.Sink]
-		if !ok1 || !ok2 {
+	o.last[m.Task] = o.written + len(o.deferred)
+	o.deferred = append(o.deferred, d)
+}
+
+// flowsIn returns the flows into task's first segment, one from the held
+// completing segment of each task it depends on, which gets the flow out.
+func (w *Writer) flowsIn(task uint64) []uint64 {
+	o := w.omp
+	t := o.tasks.Task(task)
+	if t == nil {
+		return nil
+	}
+	var in []uint64
+	for _, e := range t.Preds {
+		at, ok := o.last[e.Src]
+		if !ok {
+			if o.tasks.Completed(e.Src) { // its segment was written, or left out
+				o.lost++
+			}
 			continue
 		}
-		id := hash(rank, flowDepend, e.Src, e.Sink)
-		o.deferred[s].out = append(o.deferred[s].out, id)
-		in[d] = append(in[d], id)
+		id := hash(uint64(w.p.Rank), flowDepend, e.Src, e.Sink)
+		d := &o.deferred[at-o.written]
+		d.out = append(d.out, id)
+		in = append(in, id)
+	}
+	return in
+}
+
+// ompHeldFull writes the oldest half of the held segments once
+// MaxHeldSegments are held, between two rows (release).
+func (w *Writer) ompHeldFull() {
+	o := w.omp
+	if o == nil || len(o.deferred) < MaxHeldSegments {
+		return
+	}
+	now := w.now
+	w.writeDeferred(MaxHeldSegments / 2)
+	w.rewind() // the rows go on from where they were
+	w.now = now
+}
+
+// ompFinish writes the held segments.
+func (w *Writer) ompFinish() {
+	if w.omp != nil {
+		w.writeDeferred(len(w.omp.deferred))
+	}
+}
+
+// writeDeferred writes the first n held segments with their flows.
+func (w *Writer) writeDeferred(n int) {
+	o := w.omp
+	if n == 0 {
+		return
 	}
 	// They lie before what was written: the clock starts again from 0.
 	w.drain()
 	w.rewind()
-	for i := range o.deferred {
+	for i := range o.deferred[:n] {
 		d := &o.deferred[i]
 		w.advance(d.start)
 		ann := []kv{{annotTask, d.task}, {annotParent, d.parent}, {annotLaunch, d.launch}, {annotStatus, d.status}}
 		name := w.iid(trace.OmpTaskSchedule, formTask, strconv.FormatUint(d.task, 10))
-		w.ompEvent(d.start, typeSliceBegin, d.track, name, nil, in[i], ann)
+		w.ompEvent(d.start, typeSliceBegin, d.track, name, nil, d.in, ann)
 		w.endFlows(d.end, d.depth, d.track, d.out)
+		delete(o.last, d.task)
 	}
 	w.drain()
-	o.deferred = nil
+	o.written += n
+	o.deferred = append(o.deferred[:0], o.deferred[n:]...)
+	clear(o.deferred[len(o.deferred):cap(o.deferred)])
 }

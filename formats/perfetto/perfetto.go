@@ -210,9 +210,8 @@ type Writer struct {
 	lastSDev    uint64
 	mem         *analysis.MemoryInUse
 	kinds       [256]string
-	omp         *ompWriter      // OpenMP state, nil until the first OpenMP row
-	mpi         mpiFlows        // MPI messages counted for their flows (mpi.go)
-	tasks       *analysis.Graph // the trace's task graph, from Close
+	omp         *ompWriter // OpenMP state, nil until the first OpenMP row
+	mpi         mpiFlows   // MPI messages counted for their flows (mpi.go)
 	// extraFlows are flow ids the next slice begins with besides its own
 	// (a launch's flows to its OpenMP implicit tasks).
 	extraFlows []uint64
@@ -812,6 +811,9 @@ func (w *Writer) release(first, second []held, final bool) {
 				w.settle()
 			}
 			w.horizon = math.MinInt64
+			if r.OMP != nil {
+				w.ompHeldFull()
+			}
 		}
 	}
 }
@@ -1582,13 +1584,28 @@ func (w *Writer) Late() int64 { return w.late }
 // maxDepth deep (see pickLane). Valid after Close.
 func (w *Writer) LeftOut() int64 { return w.leftOut }
 
-// Close writes what is held and finishes the file; res.Tasks gives the
-// task dependence flows.
+// LostFlows returns the dependence flows not drawn: the source's
+// completing segment was written before the sink's first segment came
+// (MaxHeldSegments being held), or left out (LeftOut). Valid after Close.
+func (w *Writer) LostFlows() int64 {
+	if w.omp == nil {
+		return 0
+	}
+	return w.omp.lost
+}
+
+// TaskGraph says what the task graph's bounds cost the dependence flows.
+// Valid after Close.
+func (w *Writer) TaskGraph() analysis.GraphStats {
+	if w.omp == nil {
+		return analysis.GraphStats{}
+	}
+	return w.omp.tasks.Stats
+}
+
+// Close writes what is held and finishes the file.
 func (w *Writer) Close(res *analysis.Result) error {
 	w.closeMux.Do(func() {
-		if res != nil {
-			w.tasks = res.Tasks // the worker reads it after w.work closes
-		}
 		if len(w.nw) > 0 {
 			w.sortNew(w.cur, true)
 		}

@@ -73,6 +73,8 @@ type ompProc struct {
 	lastWait map[uint64]int64      // implicit task -> begin of its last unfinished wait
 	kernels  map[uint64]uint64     // launch -> kernel, where a row told
 	launches map[uint64]bool       // launches counted
+	tasks    *analysis.Graph       // explicit tasks, summed as they retire
+	critical map[uint64]int64      // launch -> the longest path of its tasks retired so far
 }
 
 type ompRegion struct {
@@ -97,7 +99,8 @@ func (c *Collector) ompProc(p *analysis.Process) *ompProc {
 	op := c.omp[p]
 	if op == nil {
 		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, lastWait: map[uint64]int64{}, kernels: map[uint64]uint64{},
-			launches: map[uint64]bool{}}
+			launches: map[uint64]bool{}, tasks: analysis.NewGraph(), critical: map[uint64]int64{}}
+		op.tasks.Retire = func(t *analysis.Task) { c.ompTask(p, op, t) }
 		c.omp[p] = op
 	}
 	return op
@@ -110,6 +113,7 @@ func (c *Collector) addOMP(p *analysis.Process, r *analysis.Row) {
 	if r.Kernel != 0 && o.Launch != 0 && (r.Kind == trace.OmpParallelBegin || r.Kind == trace.OmpTaskCreate) {
 		op.kernels[o.Launch] = r.Kernel
 	}
+	op.tasks.Add(r)
 	paired := r.Dur != analysis.Unpaired
 	switch r.Kind {
 	case trace.OmpParallelBegin:
@@ -210,9 +214,24 @@ func (c *Collector) ompStats(p *analysis.Process, op *ompProc, launch, kernel ui
 	return s
 }
 
+// ompTask sums a task the graph retired.
+func (c *Collector) ompTask(p *analysis.Process, op *ompProc, t *analysis.Task) {
+	s := c.ompStats(p, op, t.Launch, t.Kernel)
+	s.tasks++
+	if t.HasCreate {
+		s.created++
+	}
+	if t.Completed {
+		s.completed++
+	}
+	s.taskNS += t.Exec
+	op.critical[t.Launch] = max(op.critical[t.Launch], t.Path)
+}
+
 // ompFinish sums what is left of p's OpenMP rows once they have all come:
-// regions whose rows did not all come, and the tasks.
-func (c *Collector) ompFinish(p *analysis.Process, tasks *analysis.Graph) {
+// regions whose rows did not all come, the tasks not yet retired, and the
+// critical paths of the launches.
+func (c *Collector) ompFinish(p *analysis.Process) {
 	op := c.omp[p]
 	if op == nil {
 		return
@@ -221,48 +240,19 @@ func (c *Collector) ompFinish(p *analysis.Process, tasks *analysis.Graph) {
 	for _, id := range slices.Sorted(maps.Keys(op.regions)) {
 		c.ompRegionDone(p, op, id, op.regions[id], true)
 	}
-	if tasks == nil || tasks.Empty() {
-		return
+	op.tasks.Flush()
+	for _, l := range slices.Sorted(maps.Keys(op.critical)) {
+		c.ompStats(p, op, l, 0).criticalNS += op.critical[l]
 	}
-	dist := tasks.LongestPaths(tasks.Edges())
-	type launchTasks struct {
-		kernel   uint64
-		critical int64
-		tasks    []*analysis.Task
-	}
-	byLaunch := map[uint64]*launchTasks{}
-	for _, t := range tasks.Tasks() {
-		lt := byLaunch[t.Launch]
-		if lt == nil {
-			lt = &launchTasks{}
-			byLaunch[t.Launch] = lt
-		}
-		lt.tasks = append(lt.tasks, t)
-		lt.critical = max(lt.critical, dist[t.ID])
-		if t.Kernel != 0 {
-			lt.kernel = t.Kernel
-		}
-	}
-	for _, l := range slices.Sorted(maps.Keys(byLaunch)) {
-		lt := byLaunch[l]
-		s := c.ompStats(p, op, l, lt.kernel)
-		s.criticalNS += lt.critical
-		for _, t := range lt.tasks {
-			s.tasks++
-			if t.HasCreate {
-				s.created++
-			}
-			if t.Completed {
-				s.completed++
-			}
-			s.taskNS += t.Exec
-		}
-	}
+	c.taskGraph.Add(op.tasks.Stats)
 }
 
+// TaskGraph says what the task graphs' bounds cost the traces finished so
+// far (analysis.GraphStats).
+func (c *Collector) TaskGraph() analysis.GraphStats { return c.taskGraph }
+
 // ompFinishAll sums the OpenMP rows of the traces not finished (Finish not
-// called), in rank order: without their task graph, which only Finish's
-// analysis.Result has, their task figures are 0.
+// called), in rank order.
 func (c *Collector) ompFinishAll() {
 	ps := slices.Collect(maps.Keys(c.omp))
 	slices.SortFunc(ps, func(a, b *analysis.Process) int {
@@ -272,7 +262,7 @@ func (c *Collector) ompFinishAll() {
 		return cmp.Compare(a.Path, b.Path)
 	})
 	for _, p := range ps {
-		c.ompFinish(p, nil)
+		c.ompFinish(p)
 	}
 }
 

@@ -88,6 +88,8 @@ type Collector struct {
 	devices map[devKey]*deviceStats
 	ranks   map[int64]*rankStats
 	mem     map[int64]*analysis.MemoryInUse
+	// What the task graphs' bounds cost the traces finished (openmp.go).
+	taskGraph analysis.GraphStats
 
 	// Caches for Add, so that a row costs no string building or lookup:
 	// the last process's rank and its devices by id (known ones only, as a
@@ -403,7 +405,7 @@ func (ds *deviceStats) seal() {
 func (c *Collector) Finish(res *analysis.Result) {
 	c.sync()
 	p := res.Process
-	c.ompFinish(p, res.Tasks)
+	c.ompFinish(p)
 	rs := c.rank(p)
 	rs.files++
 	rs.events += res.Events
