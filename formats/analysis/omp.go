@@ -71,10 +71,10 @@ type OMP struct {
 const MaxPendingSegments = 1 << 16
 
 // MaxTasks bounds the created tasks a Pairer remembers until their
-// completion. Past it (tasks created and never completed, by the million)
-// it forgets them all: their later segments go out as those of a task
-// whose creation is not in the trace.
-const MaxTasks = 1 << 20
+// completion (about 100 bytes each). Past it (tasks created and never
+// completed, by the hundred thousand) it forgets them all: their later
+// segments go out as those of a task whose creation is not in the trace.
+const MaxTasks = 1 << 18
 
 // Values of omp_task_schedule's prior_status (OMPT's ompt_task_status_t).
 const (

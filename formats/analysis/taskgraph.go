@@ -62,18 +62,19 @@ type Edge struct {
 // and counts what that cost (GraphStats).
 const (
 	// MaxLiveTasks bounds the tasks a Graph follows at once (about 200
-	// bytes each). Past it the oldest are retired whether they completed
-	// or not (GraphStats.Unfinished); rows naming them later are left out
-	// of the task figures (GraphStats.Late).
+	// bytes each). Past it the oldest are retired, down to half of it,
+	// whether they and the tasks they depend on completed or not
+	// (GraphStats.Forced); rows naming them later are left out of the task
+	// figures (GraphStats.Late).
 	MaxLiveTasks = 1 << 16
 	// MaxLiveEdges bounds the dependences held for the tasks followed (32
 	// bytes each); one past it is dropped (GraphStats.EdgesDropped).
 	MaxLiveEdges = 1 << 19
 	// MaxRetiredPaths bounds the retired tasks whose longest path a Graph
-	// remembers for the tasks that depend on them (about 40 bytes each): a
+	// remembers for the tasks that depend on them (about 50 bytes each): a
 	// dependence on a task forgotten adds nothing to the path of its sink
 	// (GraphStats.PathsCut).
-	MaxRetiredPaths = 1 << 18
+	MaxRetiredPaths = 1 << 17
 	// MaxDependItems bounds the state of the depend clauses: the list
 	// items of each parent task and the tasks each item names (8 to 60
 	// bytes each). Past it the state is cleared (GraphStats.DependResets):
@@ -287,9 +288,10 @@ type Task struct {
 	// it is retired.
 	Path int64
 
-	first  int64          // time of the first row naming it
-	seq    int            // order of the first row naming it
-	predAt map[uint64]int // Preds' index by source, once it has many
+	first   int64          // time of the first row naming it
+	seq     int            // order of the first row naming it
+	predAt  map[uint64]int // Preds' index by source, once it has many
+	retired bool
 }
 
 func (t *Task) time() int64 {
@@ -301,7 +303,7 @@ func (t *Task) time() int64 {
 
 // GraphStats counts what a Graph's bounds cost.
 type GraphStats struct {
-	Unfinished   int64 // tasks retired before they completed (MaxLiveTasks)
+	Forced       int64 // tasks retired before they completed, or before the tasks they depend on (MaxLiveTasks)
 	Late         int64 // rows naming a task already retired, left out of the task figures
 	EdgesDropped int64 // dependences past MaxLiveEdges
 	PathsCut     int64 // dependences on a task whose path was forgotten (MaxRetiredPaths)
@@ -310,7 +312,7 @@ type GraphStats struct {
 
 // Add adds o's counts to s.
 func (s *GraphStats) Add(o GraphStats) {
-	s.Unfinished += o.Unfinished
+	s.Forced += o.Forced
 	s.Late += o.Late
 	s.EdgesDropped += o.EdgesDropped
 	s.PathsCut += o.PathsCut
@@ -325,7 +327,7 @@ func (s GraphStats) Problem() string {
 			parts = append(parts, fmt.Sprintf(what, n))
 		}
 	}
-	add(s.Unfinished, "%d tasks were set aside unfinished, past the "+fmt.Sprint(MaxLiveTasks)+" followed at once")
+	add(s.Forced, "%d tasks were set aside before they or the tasks they depend on completed, past the "+fmt.Sprint(MaxLiveTasks)+" followed at once")
 	add(s.Late, "%d task rows came after their task was set aside")
 	add(s.EdgesDropped, "%d dependences were dropped, past the "+fmt.Sprint(MaxLiveEdges)+" held at once")
 	add(s.PathsCut, "%d dependences named a task whose path was forgotten")
@@ -352,26 +354,37 @@ type Graph struct {
 	Stats  GraphStats
 
 	live    map[uint64]*Task
-	edges   int // in live tasks' Preds
-	retired map[uint64]retiredTask
-	ring    []uint64 // retired tasks in retirement order, a ring past MaxRetiredPaths
+	queue   []*Task // the live tasks in the order they were first seen, and some retired
+	edges   int     // in live tasks' Preds
+	retired map[uint64]int32 // task -> its slot in ring
+	ring    []retiredTask    // in retirement order, then a ring of MaxRetiredPaths
 	ringAt  int
 	deps    dependState
 	n       int // tasks seen
 	order   int64
 	sweepAt int
-	scratch []*Task
+	scratch []sweepItem
 }
 
 type retiredTask struct {
+	id        uint64
 	path      int64
 	order     int64
 	completed bool
 }
 
+// retiredTask returns what the graph remembers of retired task id.
+func (g *Graph) retiredTask(id uint64) (retiredTask, bool) {
+	i, ok := g.retired[id]
+	if !ok {
+		return retiredTask{}, false
+	}
+	return g.ring[i], true
+}
+
 // NewGraph returns an empty Graph.
 func NewGraph() *Graph {
-	return &Graph{live: map[uint64]*Task{}, retired: map[uint64]retiredTask{}, sweepAt: sweepMin}
+	return &Graph{live: map[uint64]*Task{}, retired: map[uint64]int32{}, sweepAt: sweepMin}
 }
 
 // task returns the task followed with id, a new one when id was never
@@ -387,6 +400,7 @@ func (g *Graph) task(id uint64, t int64) *Task {
 	tk := &Task{ID: id, first: t, seq: g.n}
 	g.n++
 	g.live[id] = tk
+	g.queue = append(g.queue, tk)
 	return tk
 }
 
@@ -501,7 +515,8 @@ func (g *Graph) Completed(id uint64) bool {
 	if t := g.live[id]; t != nil {
 		return t.Completed
 	}
-	return g.retired[id].completed
+	r, _ := g.retiredTask(id)
+	return r.completed
 }
 
 // Flush retires every task still followed.
@@ -512,40 +527,56 @@ func (g *Graph) Flush() {
 }
 
 // sweep retires, in creation order, the tasks that completed and whose
-// sources were retired, every task with all, and the oldest past
-// MaxLiveTasks.
+// sources were retired, every task with all, and the oldest down to half
+// of MaxLiveTasks past it.
 func (g *Graph) sweep(all bool) {
 	ts := g.scratch[:0]
-	for _, t := range g.live {
-		ts = append(ts, t)
+	live := g.queue[:0]
+	for _, t := range g.queue {
+		if !t.retired {
+			ts = append(ts, sweepItem{t.time(), t.seq, t})
+			live = append(live, t)
+		}
 	}
-	slices.SortFunc(ts, func(a, b *Task) int {
-		if c := cmp.Compare(a.time(), b.time()); c != 0 {
+	clear(g.queue[len(live):])
+	g.queue = live
+	// By value, nearly in order already (by first row): the sort compares
+	// without reaching into each task, in about linear time.
+	slices.SortFunc(ts, func(a, b sweepItem) int {
+		if c := cmp.Compare(a.time, b.time); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
-	for _, t := range ts {
-		if all || t.Completed && g.sourcesRetired(t) {
-			g.retire(t)
+	for _, it := range ts {
+		if all || it.t.Completed && g.sourcesRetired(it.t) {
+			g.retire(it.t)
 		}
 	}
 	if len(g.live) > MaxLiveTasks {
-		for _, t := range ts {
-			if len(g.live) <= MaxLiveTasks*3/4 {
+		for _, it := range ts {
+			if len(g.live) <= MaxLiveTasks/2 {
 				break
 			}
-			if g.live[t.ID] == t {
-				if !t.Completed {
-					g.Stats.Unfinished++
-				}
-				g.retire(t)
+			if !it.t.retired {
+				g.Stats.Forced++
+				g.retire(it.t)
 			}
 		}
 	}
 	clear(ts)
 	g.scratch = ts[:0]
+	if all {
+		clear(g.queue)
+		g.queue = g.queue[:0]
+	}
 	g.sweepAt = min(max(sweepMin, 2*len(g.live)), MaxLiveTasks+1)
+}
+
+type sweepItem struct {
+	time int64
+	seq  int
+	t    *Task
 }
 
 func (g *Graph) sourcesRetired(t *Task) bool {
@@ -561,7 +592,7 @@ func (g *Graph) sourcesRetired(t *Task) bool {
 func (g *Graph) retire(t *Task) {
 	const after, before = int64(1) << 62, -1 // the order of a source followed, forgotten
 	srcOrder := func(src uint64) int64 {
-		if r, ok := g.retired[src]; ok {
+		if r, ok := g.retiredTask(src); ok {
 			return r.order
 		}
 		if g.live[src] != nil {
@@ -574,7 +605,7 @@ func (g *Graph) retire(t *Task) {
 	for _, e := range t.Preds {
 		// A source still followed was created after t or did not complete:
 		// no OpenMP dependence, and left out so the graph stays acyclic.
-		if r, ok := g.retired[e.Src]; ok {
+		if r, ok := g.retiredTask(e.Src); ok {
 			best = max(best, r.path)
 		} else if g.live[e.Src] == nil {
 			g.Stats.PathsCut++
@@ -582,8 +613,9 @@ func (g *Graph) retire(t *Task) {
 	}
 	t.Path = best + t.Exec
 	g.order++
-	g.remember(t.ID, retiredTask{t.Path, g.order, t.Completed})
+	g.remember(retiredTask{t.ID, t.Path, g.order, t.Completed})
 	delete(g.live, t.ID)
+	t.retired = true
 	g.edges -= len(t.Preds)
 	if t.Completed {
 		g.deps.dropParent(t.ID)
@@ -595,13 +627,15 @@ func (g *Graph) retire(t *Task) {
 
 // remember keeps a retired task's path, forgetting the oldest past
 // MaxRetiredPaths.
-func (g *Graph) remember(id uint64, r retiredTask) {
-	if len(g.ring) < MaxRetiredPaths {
-		g.ring = append(g.ring, id)
+func (g *Graph) remember(r retiredTask) {
+	i := len(g.ring)
+	if i < MaxRetiredPaths {
+		g.ring = append(g.ring, r)
 	} else {
-		delete(g.retired, g.ring[g.ringAt])
-		g.ring[g.ringAt] = id
-		g.ringAt = (g.ringAt + 1) % MaxRetiredPaths
+		i = g.ringAt
+		delete(g.retired, g.ring[i].id)
+		g.ring[i] = r
+		g.ringAt = (i + 1) % MaxRetiredPaths
 	}
-	g.retired[id] = r
+	g.retired[r.id] = int32(i)
 }

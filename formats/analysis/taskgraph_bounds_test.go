@@ -114,8 +114,8 @@ func TestGraphUnfinishedBound(t *testing.T) {
 				t.Fatalf("after %d creates: %d tasks followed", i+1, len(gr.g.live))
 			}
 		}
-		if gr.g.Stats.Unfinished == 0 || gr.g.Stats.Unfinished+int64(len(gr.g.live)) != n {
-			t.Fatalf("%d unfinished, %d followed; want %d in all", gr.g.Stats.Unfinished, len(gr.g.live), n)
+		if gr.g.Stats.Forced == 0 || gr.g.Stats.Forced+int64(len(gr.g.live)) != n {
+			t.Fatalf("%d forced, %d followed; want %d in all", gr.g.Stats.Forced, len(gr.g.live), n)
 		}
 		for i := range n {
 			gr.run(uint64(i+1), int64(n+i), 1)
@@ -127,8 +127,8 @@ func TestGraphUnfinishedBound(t *testing.T) {
 		}
 	}
 	st := gr.g.Stats
-	if len(ts) != n || st.Late != st.Unfinished || int64(completed) != n-st.Unfinished {
-		t.Errorf("%d retired, %d completed, stats %+v: want %d retired, late = unfinished, the others completed", len(ts), completed, st, n)
+	if len(ts) != n || st.Late != st.Forced || int64(completed) != n-st.Forced {
+		t.Errorf("%d retired, %d completed, stats %+v: want %d retired, late = forced, the others completed", len(ts), completed, st, n)
 	}
 	if p := st.Problem(); p == "" {
 		t.Error("no problem reported")
@@ -193,7 +193,7 @@ func TestGraphRetiredBound(t *testing.T) {
 	if last.ID != n+1 || last.Path != 5 || gr.g.Stats.PathsCut != 1 {
 		t.Errorf("last task %d path %d, %d paths cut: want task %d, path 5, 1 cut", last.ID, last.Path, gr.g.Stats.PathsCut, n+1)
 	}
-	if st := gr.g.Stats; st.Unfinished != 0 || st.Late != 0 || st.DependResets != 0 || st.EdgesDropped != 0 {
+	if st := gr.g.Stats; st.Forced != 0 || st.Late != 0 || st.DependResets != 0 || st.EdgesDropped != 0 {
 		t.Errorf("stats %+v, want only the path cut", st)
 	}
 }

@@ -12,15 +12,16 @@
 //	ties     n/2 user regions begun at one tick, 1024 on each of n/2048
 //	         threads, ended one after another
 //	tasks    n/4 OpenMP explicit tasks, each created, depending on the one
-//	         before, run and completed: a task program's own shape. Open:
-//	         the task graph (analysis.Graph) holds every task until the
-//	         end, so memory grows with the tasks (tests/bench/README.md)
+//	         before, run and completed: a task program's own shape
+//	pending  n/2 OpenMP explicit tasks created with a depend item on a
+//	         variable of their own, never run
 //
 // Device ids, thread indexes, kernel ids, memory ids and unpaired begins
 // are what a damaged or hostile trace controls; each of these shapes once
 // took a command to hundreds of MB from a trace of a few MB or less (the
 // git log of formats/summary, formats/perfetto and formats/analysis says
-// which). deep and ties once took the commands time: 1.3 s for a 5 KB
+// which; tasks, the task graph, which kept every task to the end). deep
+// and ties once took the commands time: 1.3 s for a 5 KB
 // trace (each push past the depth bound moved the stack down), and
 // quadratic time in convert -to perfetto (slices that share a start, a
 // coarse clock's or a hostile trace's). The traces stay in -dir between runs.
@@ -104,6 +105,13 @@ var shapes = []shape{
 			}
 			add(0, trace.Event{Kind: trace.OmpTaskSchedule, Args: [trace.MaxArgs]uint64{1, analysis.TaskSwitch, task}})
 			add(0, trace.Event{Kind: trace.OmpTaskSchedule, Args: [trace.MaxArgs]uint64{task, analysis.TaskComplete, 1}})
+		}
+	}},
+	{"pending", func(n int, add func(uint32, trace.Event)) {
+		for i := range n / 2 {
+			task := uint64(i + 2)
+			add(0, trace.Event{Kind: trace.OmpTaskCreate, Args: [trace.MaxArgs]uint64{task, 1, 4, 1}})
+			add(0, trace.Event{Kind: trace.OmpTaskDepend, Args: [trace.MaxArgs]uint64{task, 0x1000 + 8*task, analysis.DepInOut}})
 		}
 	}},
 	{"ties", func(n int, add func(uint32, trace.Event)) {
