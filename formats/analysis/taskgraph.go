@@ -354,8 +354,8 @@ type Graph struct {
 	Stats  GraphStats
 
 	live    map[uint64]*Task
-	queue   []*Task // the live tasks in the order they were first seen, and some retired
-	edges   int     // in live tasks' Preds
+	queue   []*Task          // the live tasks in the order they were first seen, and some retired
+	edges   int              // in live tasks' Preds
 	retired map[uint64]int32 // task -> its slot in ring
 	ring    []retiredTask    // in retirement order, then a ring of MaxRetiredPaths
 	ringAt  int
