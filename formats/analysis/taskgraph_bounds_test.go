@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/libocca/occa-tools/formats/trace"
 )
 
 // A task program longer than a sweep, read in one pass: tasks created
@@ -196,4 +198,62 @@ func TestGraphRetiredBound(t *testing.T) {
 	if st := gr.g.Stats; st.Forced != 0 || st.Late != 0 || st.DependResets != 0 || st.EdgesDropped != 0 {
 		t.Errorf("stats %+v, want only the path cut", st)
 	}
+}
+
+// FuzzGraph feeds a Graph rows made from the fuzz input (creates, depend
+// items, reported pairs and segments of a few tasks, in any order, at any
+// times) and checks what it retires: each task once, with the rows it
+// came with (its segments' time), its dependences each once and none on
+// itself, and a path of at least its own time, made of the paths of the
+// sources retired before it.
+func FuzzGraph(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 1, 2, 1, 3, 1, 2, 3, 4, 1, 2, 7, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		gr := graphRows{NewGraph()}
+		paths := map[uint64]int64{}
+		exec := map[uint64]int64{}
+		gr.g.Retire = func(tk *Task) {
+			if _, ok := paths[tk.ID]; ok {
+				t.Fatalf("task %d retired twice", tk.ID)
+			}
+			var best int64
+			seen := map[uint64]bool{}
+			for _, e := range tk.Preds {
+				if e.Sink != tk.ID || e.Src == tk.ID || seen[e.Src] || e.Source == 0 {
+					t.Fatalf("task %d: edge %+v", tk.ID, e)
+				}
+				seen[e.Src] = true
+				if p, ok := paths[e.Src]; ok {
+					best = max(best, p)
+				}
+			}
+			if tk.Exec != exec[tk.ID] || tk.Path != best+tk.Exec {
+				t.Fatalf("task %d: exec %d path %d, want exec %d path %d", tk.ID, tk.Exec, tk.Path, exec[tk.ID], best+tk.Exec)
+			}
+			paths[tk.ID] = tk.Path
+		}
+		for i := 0; i+2 < len(data); i += 3 {
+			id, x, at := uint64(data[i+1]%16)+1, uint64(data[i+2]), int64(i)
+			if data[i]%2 == 0 {
+				at = -at // rows out of time order
+			}
+			switch data[i] % 5 {
+			case 0:
+				gr.create(id, at)
+			case 1:
+				gr.dep(id, 0xa+x%4, []uint64{in, out, inout, mutex, set, DepOutAllMemory, DepSource, 99}[x/4%8])
+			case 2:
+				gr.pair(x%16+1, id)
+			case 3, 4:
+				if _, ok := paths[id]; !ok {
+					exec[id] += int64(x)
+				}
+				gr.row(Row{Kind: trace.OmpTaskSchedule, Start: at, Dur: int64(x)}, OMP{ID: id, Task: id, Parent: 9, Completed: data[i]%5 == 4})
+			}
+		}
+		gr.g.Flush()
+		if len(gr.g.live) != 0 || gr.g.edges != 0 {
+			t.Fatalf("after Flush: %d tasks, %d edges followed", len(gr.g.live), gr.g.edges)
+		}
+	})
 }
