@@ -71,7 +71,7 @@ type OMP struct {
 const MaxPendingSegments = 1 << 16
 
 // MaxTasks bounds the created tasks a Pairer remembers until their
-// completion (about 100 bytes each). Past it (tasks created and never
+// completion (about 70 bytes each). Past it (tasks created and never
 // completed, by the hundred thousand) it forgets them all: their later
 // segments go out as those of a task whose creation is not in the trace.
 const MaxTasks = 1 << 18

@@ -61,12 +61,13 @@ type Edge struct {
 // What a Graph holds is bounded; past a bound it keeps going with less
 // and counts what that cost (GraphStats).
 const (
-	// MaxLiveTasks bounds the tasks a Graph follows at once (about 200
-	// bytes each). Past it the oldest are retired, down to half of it,
+	// MaxLiveTasks bounds the tasks a Graph follows at once (about 230
+	// bytes each): LLVM's libomp running a chain of 300,000 tasks created
+	// by one thread had 233,000 created and not completed at once. Past it the oldest are retired, down to half of it,
 	// whether they and the tasks they depend on completed or not
 	// (GraphStats.Forced); rows naming them later are left out of the task
 	// figures (GraphStats.Late).
-	MaxLiveTasks = 1 << 16
+	MaxLiveTasks = 1 << 18
 	// MaxLiveEdges bounds the dependences held for the tasks followed (32
 	// bytes each); one past it is dropped (GraphStats.EdgesDropped).
 	MaxLiveEdges = 1 << 19
@@ -74,12 +75,12 @@ const (
 	// remembers for the tasks that depend on them (about 50 bytes each): a
 	// dependence on a task forgotten adds nothing to the path of its sink
 	// (GraphStats.PathsCut).
-	MaxRetiredPaths = 1 << 17
+	MaxRetiredPaths = 1 << 18
 	// MaxDependItems bounds the state of the depend clauses: the list
 	// items of each parent task and the tasks each item names (8 to 60
 	// bytes each). Past it the state is cleared (GraphStats.DependResets):
 	// the dependences between tasks created before and after are missing.
-	MaxDependItems = 1 << 18
+	MaxDependItems = 1 << 17
 	// A Graph looks for tasks to retire once it follows sweepMin, then each
 	// time the number doubled since: sorting what it follows costs a few
 	// hundred nanoseconds a task, amortized.
@@ -272,13 +273,12 @@ func (g *Graph) boundDepends() {
 // Task is what the rows of a trace say about one explicit task.
 type Task struct {
 	ID, Parent uint64
-	Created    int64 // creation time (monotonic ns); 0 unknown
-	Launch     uint64
-	Kernel     uint64 // the launch's kernel where the Pairer could tell, else 0
-	Exec       int64  // summed length of its ended execution segments
-	Segments   int    // execution segments, ended or not
-	Completed  bool   // a segment completed it
-	HasCreate  bool   // the trace has its omp_task_create
+	// Created is its creation time (monotonic ns), or for a task whose
+	// create the trace lacks, the time of the first row naming it.
+	Created int64
+	Launch  uint64
+	Kernel  uint64 // the launch's kernel where the Pairer could tell, else 0
+	Exec    int64  // summed length of its ended execution segments
 	// Preds are its dependences (Sink is ID): from its depend clause and
 	// the pairs the runtime reported, each once with its sources. Once the
 	// task is retired they are in the order their sources were.
@@ -286,19 +286,15 @@ type Task struct {
 	// Path is the length of the longest path of dependences ending with
 	// it, each task on it weighing its Exec (its own included); set when
 	// it is retired.
-	Path int64
+	Path      int64
+	Segments  int32 // execution segments, ended or not
+	Completed bool  // a segment completed it
+	HasCreate bool  // the trace has its omp_task_create
 
-	first   int64          // time of the first row naming it
+	// Fields by size: a Graph holds up to MaxLiveTasks of them.
+	retired bool
 	seq     int            // order of the first row naming it
 	predAt  map[uint64]int // Preds' index by source, once it has many
-	retired bool
-}
-
-func (t *Task) time() int64 {
-	if t.HasCreate {
-		return t.Created
-	}
-	return t.first
 }
 
 // GraphStats counts what a Graph's bounds cost.
@@ -397,7 +393,7 @@ func (g *Graph) task(id uint64, t int64) *Task {
 		g.Stats.Late++
 		return nil
 	}
-	tk := &Task{ID: id, first: t, seq: g.n}
+	tk := &Task{ID: id, Created: t, seq: g.n}
 	g.n++
 	g.live[id] = tk
 	g.queue = append(g.queue, tk)
@@ -530,27 +526,30 @@ func (g *Graph) Flush() {
 // sources were retired, every task with all, and the oldest down to half
 // of MaxLiveTasks past it.
 func (g *Graph) sweep(all bool) {
-	ts := g.scratch[:0]
 	live := g.queue[:0]
 	for _, t := range g.queue {
 		if !t.retired {
-			ts = append(ts, sweepItem{t.time(), t.seq, t})
 			live = append(live, t)
 		}
 	}
 	clear(g.queue[len(live):])
 	g.queue = live
-	// By value, nearly in order already (by first row): the sort compares
-	// without reaching into each task, in about linear time.
+	// By value, nearly in order already (the queue is in first-row order,
+	// the ties' order): the sort compares without reaching into each
+	// task, in about linear time.
+	ts := g.scratch[:0]
+	for i, t := range live {
+		ts = append(ts, sweepItem{t.Created, int32(i)})
+	}
 	slices.SortFunc(ts, func(a, b sweepItem) int {
 		if c := cmp.Compare(a.time, b.time); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.seq, b.seq)
+		return cmp.Compare(a.at, b.at)
 	})
 	for _, it := range ts {
-		if all || it.t.Completed && g.sourcesRetired(it.t) {
-			g.retire(it.t)
+		if t := live[it.at]; all || t.Completed && g.sourcesRetired(t) {
+			g.retire(t)
 		}
 	}
 	if len(g.live) > MaxLiveTasks {
@@ -558,13 +557,12 @@ func (g *Graph) sweep(all bool) {
 			if len(g.live) <= MaxLiveTasks/2 {
 				break
 			}
-			if !it.t.retired {
+			if t := live[it.at]; !t.retired {
 				g.Stats.Forced++
-				g.retire(it.t)
+				g.retire(t)
 			}
 		}
 	}
-	clear(ts)
 	g.scratch = ts[:0]
 	if all {
 		clear(g.queue)
@@ -575,8 +573,7 @@ func (g *Graph) sweep(all bool) {
 
 type sweepItem struct {
 	time int64
-	seq  int
-	t    *Task
+	at   int32 // in the queue
 }
 
 func (g *Graph) sourcesRetired(t *Task) bool {

@@ -111,7 +111,7 @@ func TestSyntheticEdges(t *testing.T) {
 	}
 	for id, w := range map[uint64]struct {
 		exec      int64
-		segs      int
+		segs      int32
 		completed bool
 	}{310: {10e3, 1, true}, 311: {15e3, 2, true}, 312: {20e3, 1, true}, 313: {30e3, 1, true}, 314: {5e3, 1, true},
 		510: {10e3, 1, true}, 511: {10e3, 1, true}, 512: {10e3, 1, true}, 520: {0, 1, false}} {
