@@ -145,7 +145,8 @@ bench-omp: runtime omp-programs $(BENCH_DIR)/omptcost $(BENCH_DIR)/ompbench
 #                        kernel ids, a million allocations never freed, a
 #                        million begins never ended, a million regions never
 #                        ended on one thread, half a million regions begun
-#                        at one tick, 250,000 OpenMP tasks in a chain
+#                        at one tick, 250,000 OpenMP tasks in a chain,
+#                        500,000 OpenMP tasks created and never run
 #                        (tests/bench/README.md)
 .PHONY: bench-hostile
 $(BENCH_DIR)/hostilebench: $(GO_SRC)
