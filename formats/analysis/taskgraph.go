@@ -349,17 +349,18 @@ type Graph struct {
 	Retire func(*Task)
 	Stats  GraphStats
 
-	live    map[uint64]*Task
-	queue   []*Task          // the live tasks in the order they were first seen, and some retired
-	edges   int              // in live tasks' Preds
-	retired map[uint64]int32 // task -> its slot in ring
-	ring    []retiredTask    // in retirement order, then a ring of MaxRetiredPaths
-	ringAt  int
-	deps    dependState
-	n       int // tasks seen
-	order   int64
-	sweepAt int
-	scratch []sweepItem
+	live     map[uint64]*Task
+	queue    []*Task          // the live tasks in the order they were first seen, and some retired
+	edges    int              // in live tasks' Preds
+	retired  map[uint64]int32 // task -> its slot in ring
+	ring     []retiredTask    // in retirement order, then a ring of MaxRetiredPaths
+	ringAt   int
+	deps     dependState
+	n        int // tasks seen
+	order    int64
+	sweepAt  int
+	sweeping bool
+	scratch  []sweepItem
 }
 
 type retiredTask struct {
@@ -515,6 +516,15 @@ func (g *Graph) Completed(id uint64) bool {
 	return r.completed
 }
 
+// Sweep retires the tasks that completed and whose sources were retired.
+// Add does so as the graph grows; a reader that holds something per
+// task's launch calls it to bound how long tasks wait to be retired.
+func (g *Graph) Sweep() {
+	if len(g.live) > 0 && !g.sweeping { // not from Retire
+		g.sweep(false)
+	}
+}
+
 // Flush retires every task still followed.
 func (g *Graph) Flush() {
 	if len(g.live) > 0 {
@@ -526,6 +536,8 @@ func (g *Graph) Flush() {
 // sources were retired, every task with all, and the oldest down to half
 // of MaxLiveTasks past it.
 func (g *Graph) sweep(all bool) {
+	g.sweeping = true
+	defer func() { g.sweeping = false }()
 	live := g.queue[:0]
 	for _, t := range g.queue {
 		if !t.retired {

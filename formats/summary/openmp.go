@@ -66,15 +66,47 @@ func (s *ompStats) merge(o *ompStats) {
 	s.tasks += o.tasks
 }
 
+// What a trace's OpenMP state holds is bounded, whatever its length: a
+// run of OCCA's OpenMP mode makes a parallel region per launch, millions
+// in a long run.
+const (
+	// maxOMPLaunches bounds the launches whose kernel, count and critical
+	// path are held (about 50 bytes each). Past it the oldest is summed and
+	// forgotten; the task graph retires what it can each quarter of it, so
+	// a launch's tasks that completed are summed before it is forgotten. A
+	// row of a launch forgotten (a task still running 200,000 launches
+	// later) counts the launch again.
+	maxOMPLaunches = 1 << 18
+	// maxOMPRegions bounds the parallel regions whose rows have not all
+	// come (a damaged trace's); past it the oldest half are summed as at
+	// the end of the trace.
+	maxOMPRegions = 1 << 16
+	// maxOMPWaits bounds the implicit tasks whose waits are held for the
+	// task's row; past it they are dropped, their idle time with them
+	// (only a trace that lost its implicit task ends has so many).
+	maxOMPWaits = 1 << 16
+)
+
 // ompProc is one trace's OpenMP state while its rows come.
 type ompProc struct {
 	regions  map[uint64]*ompRegion // parallel regions not yet summed
 	idle     map[uint64]int64      // implicit task -> idle time of its waits so far
 	lastWait map[uint64]int64      // implicit task -> begin of its last unfinished wait
-	kernels  map[uint64]uint64     // launch -> kernel, where a row told
-	launches map[uint64]bool       // launches counted
-	tasks    *analysis.Graph       // explicit tasks, summed as they retire
-	critical map[uint64]int64      // launch -> the longest path of its tasks retired so far
+	launches map[uint64]ompLaunch  // the last maxLaunches launches with OpenMP rows
+	ring     []uint64              // their ids, a ring in the order they came
+	ringAt   int
+	fresh    int // launches come since the task graph's last sweep
+	// maxLaunches is maxOMPLaunches (a test's may be smaller).
+	maxLaunches int
+	tasks    *analysis.Graph // explicit tasks, summed as they retire
+	outside  int64           // the longest path of the tasks created outside launches
+}
+
+// ompLaunch is what the summary holds of a launch with OpenMP rows.
+type ompLaunch struct {
+	kernel   uint64 // where a row told
+	counted  bool   // in its kernel's launches
+	critical int64  // the longest path of its tasks retired so far
 }
 
 type ompRegion struct {
@@ -98,8 +130,8 @@ func (c *Collector) ompProc(p *analysis.Process) *ompProc {
 	}
 	op := c.omp[p]
 	if op == nil {
-		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, lastWait: map[uint64]int64{}, kernels: map[uint64]uint64{},
-			launches: map[uint64]bool{}, tasks: analysis.NewGraph(), critical: map[uint64]int64{}}
+		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, lastWait: map[uint64]int64{},
+			launches: map[uint64]ompLaunch{}, maxLaunches: maxOMPLaunches, tasks: analysis.NewGraph()}
 		op.tasks.Retire = func(t *analysis.Task) { c.ompTask(p, op, t) }
 		c.omp[p] = op
 	}
@@ -111,7 +143,9 @@ func (c *Collector) addOMP(p *analysis.Process, r *analysis.Row) {
 	op := c.ompProc(p)
 	o := r.OMP
 	if r.Kernel != 0 && o.Launch != 0 && (r.Kind == trace.OmpParallelBegin || r.Kind == trace.OmpTaskCreate) {
-		op.kernels[o.Launch] = r.Kernel
+		l := c.ompLaunch(p, op, o.Launch)
+		l.kernel = r.Kernel
+		op.launches[o.Launch] = l
 	}
 	op.tasks.Add(r)
 	paired := r.Dur != analysis.Unpaired
@@ -134,6 +168,7 @@ func (c *Collector) addOMP(p *analysis.Process, r *analysis.Row) {
 		idle := op.idle[o.Task]
 		delete(op.idle, o.Task)
 		if paired {
+			delete(op.lastWait, o.Task)
 			reg.busy = append(reg.busy, r.Dur-idle)
 			reg.implicit += r.Dur
 			reg.idle += idle
@@ -145,11 +180,53 @@ func (c *Collector) addOMP(p *analysis.Process, r *analysis.Row) {
 		switch {
 		case o.TeamSize == 0 || o.Task == 0: // not a wait of an implicit task
 		case paired:
+			if len(op.idle) >= maxOMPWaits {
+				clear(op.idle)
+			}
 			op.idle[o.Task] += max(0, r.Dur-o.TaskTime)
 		default:
+			if len(op.lastWait) >= maxOMPWaits {
+				clear(op.lastWait)
+			}
 			op.lastWait[o.Task] = max(op.lastWait[o.Task], r.Start)
 		}
 	}
+	if len(op.regions) > maxOMPRegions {
+		ids := slices.Sorted(maps.Keys(op.regions))
+		for _, id := range ids[:len(ids)/2] {
+			c.ompRegionDone(p, op, id, op.regions[id], true)
+		}
+	}
+}
+
+// ompLaunch returns what is held of launch (not 0), making room for it.
+func (c *Collector) ompLaunch(p *analysis.Process, op *ompProc, launch uint64) ompLaunch {
+	if l, ok := op.launches[launch]; ok {
+		return l
+	}
+	if op.fresh++; op.fresh >= op.maxLaunches/4 {
+		op.fresh = 0
+		op.tasks.Sweep()
+	}
+	if len(op.ring) < op.maxLaunches {
+		op.ring = append(op.ring, launch)
+	} else {
+		c.ompLaunchDone(p, op, op.ring[op.ringAt])
+		op.ring[op.ringAt] = launch
+		op.ringAt = (op.ringAt + 1) % op.maxLaunches
+	}
+	l := ompLaunch{}
+	op.launches[launch] = l
+	return l
+}
+
+// ompLaunchDone adds launch's critical path to its kernel's and forgets
+// the launch.
+func (c *Collector) ompLaunchDone(p *analysis.Process, op *ompProc, launch uint64) {
+	if l := op.launches[launch]; l.critical > 0 {
+		c.ompStats(p, op, launch, l.kernel).criticalNS += l.critical
+	}
+	delete(op.launches, launch)
 }
 
 func (op *ompProc) region(id uint64) *ompRegion {
@@ -175,6 +252,7 @@ func (c *Collector) ompRegionDone(p *analysis.Process, op *ompProc, id uint64, r
 			reg.implicit += w - o.start
 			reg.idle += o.idle
 		}
+		delete(op.lastWait, o.task)
 	}
 	s := c.ompStats(p, op, reg.launch, reg.kernel)
 	s.regions++
@@ -194,9 +272,11 @@ func (c *Collector) ompRegionDone(p *analysis.Process, op *ompProc, id uint64, r
 // ompStats returns the stats of launch's kernel, counting the launch once.
 func (c *Collector) ompStats(p *analysis.Process, op *ompProc, launch, kernel uint64) *ompStats {
 	name := OutsideKernels
+	var l ompLaunch
 	if launch != 0 {
+		l = c.ompLaunch(p, op, launch)
 		if kernel == 0 {
-			kernel = op.kernels[launch]
+			kernel = l.kernel
 		}
 		name = UnknownKernel
 		if kernel != 0 {
@@ -207,8 +287,9 @@ func (c *Collector) ompStats(p *analysis.Process, op *ompProc, launch, kernel ui
 		c.ompBy = map[string]*ompStats{}
 	}
 	s := named(c.ompBy, &c.ompCut, name, otherKernels, mergeOMP)
-	if launch != 0 && !op.launches[launch] {
-		op.launches[launch] = true
+	if launch != 0 && !l.counted {
+		l.counted = true
+		op.launches[launch] = l
 		s.launches++
 	}
 	return s
@@ -225,7 +306,13 @@ func (c *Collector) ompTask(p *analysis.Process, op *ompProc, t *analysis.Task) 
 		s.completed++
 	}
 	s.taskNS += t.Exec
-	op.critical[t.Launch] = max(op.critical[t.Launch], t.Path)
+	if t.Launch == 0 {
+		op.outside = max(op.outside, t.Path)
+		return
+	}
+	l := c.ompLaunch(p, op, t.Launch)
+	l.critical = max(l.critical, t.Path)
+	op.launches[t.Launch] = l
 }
 
 // ompFinish sums what is left of p's OpenMP rows once they have all come:
@@ -241,8 +328,11 @@ func (c *Collector) ompFinish(p *analysis.Process) {
 		c.ompRegionDone(p, op, id, op.regions[id], true)
 	}
 	op.tasks.Flush()
-	for _, l := range slices.Sorted(maps.Keys(op.critical)) {
-		c.ompStats(p, op, l, 0).criticalNS += op.critical[l]
+	for _, l := range slices.Sorted(maps.Keys(op.launches)) {
+		c.ompLaunchDone(p, op, l)
+	}
+	if op.outside > 0 {
+		c.ompStats(p, op, 0, 0).criticalNS += op.outside
 	}
 	c.taskGraph.Add(op.tasks.Stats)
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/golden"
 	"github.com/libocca/occa-tools/formats/omp/omptest"
+	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
 
@@ -132,5 +134,68 @@ func TestOpenMPMerge(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// OCCA's OpenMP mode: a parallel region and an explicit task in every
+// launch, more launches than the summary holds at once. It holds at most
+// maxLaunches of them, summing each it forgets, and the figures are those
+// of every launch.
+func TestOpenMPManyLaunches(t *testing.T) {
+	const n, window = 1000, 100
+	var evs []trace.Event
+	us := int64(0)
+	add := func(k trace.Kind, args ...uint64) {
+		e := trace.Event{Kind: k, Time: tracetest.MonoStart + us*1000}
+		copy(e.Args[:], args)
+		evs = append(evs, e)
+		us++
+	}
+	for i := range uint64(n) {
+		corr, par, implicit, task := 10*i+100, 10*i+101, 10*i+102, 10*i+103
+		add(trace.RunBegin, corr, 1, 1)
+		add(trace.OmpParallelBegin, par, 50, 1, 0x80000002, corr)
+		add(trace.OmpImplicitTaskBegin, implicit, par, 0, 1, corr)
+		add(trace.OmpTaskCreate, task, implicit, 4, 0, corr)
+		add(trace.OmpTaskSchedule, implicit, 7, task)
+		add(trace.OmpTaskSchedule, task, 1, implicit) // 1 us of task
+		add(trace.OmpImplicitTaskEnd, implicit)
+		add(trace.OmpParallelEnd, par)
+		add(trace.RunEnd, corr, trace.StatusOK)
+	}
+	var buf bytes.Buffer
+	if err := tracetest.WriteEvents(&buf, tracetest.Header(), tracetest.Defs(), evs); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "launches.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := NewInlineCollector()
+	var op *ompProc
+	res, err := analysis.Read(path, 0, analysis.Options{Open: func(p *analysis.Process) error {
+		op = c.ompProc(p)
+		op.maxLaunches = window
+		return nil
+	}}, func(p *analysis.Process, r *analysis.Row) error {
+		c.Add(p, r)
+		if len(op.launches) > window {
+			t.Fatalf("%d launches held", len(op.launches))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Finish(res)
+	ot := c.Report().Table("openmp")
+	if ot == nil || len(ot.Rows) != 1 {
+		t.Fatalf("openmp table %v, want one row", ot)
+	}
+	row := ot.Rows[0]
+	got := fmt.Sprint(row[0], row[1], row[2], row[3], row[8], row[9], row[10], row[11])
+	want := fmt.Sprint("axpy", int64(n), int64(n), int64(n), int64(n), int64(n), Dur(n*1000), Dur(n*1000))
+	if got != want {
+		t.Errorf("kernel launches regions implicit created completed task critical:\n%s, want\n%s", got, want)
 	}
 }

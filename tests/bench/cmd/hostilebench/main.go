@@ -15,6 +15,8 @@
 //	         before, run and completed: a task program's own shape
 //	pending  n/2 OpenMP explicit tasks created with a depend item on a
 //	         variable of their own, never run
+//	ompruns  n/6 kernel launches, each running a parallel region of one
+//	         thread: OCCA's OpenMP mode, launch after launch
 //
 // Device ids, thread indexes, kernel ids, memory ids and unpaired begins
 // are what a damaged or hostile trace controls; each of these shapes once
@@ -112,6 +114,18 @@ var shapes = []shape{
 			task := uint64(i + 2)
 			add(0, trace.Event{Kind: trace.OmpTaskCreate, Args: [trace.MaxArgs]uint64{task, 1, 4, 1}})
 			add(0, trace.Event{Kind: trace.OmpTaskDepend, Args: [trace.MaxArgs]uint64{task, 0x1000 + 8*task, analysis.DepInOut}})
+		}
+	}},
+	{"ompruns", func(n int, add func(uint32, trace.Event)) {
+		const parallelFlags = 0x80000002
+		for i := range n / 6 {
+			corr, par, task := uint64(3*i+100), uint64(3*i+101), uint64(3*i+102)
+			add(0, trace.Event{Kind: trace.RunBegin, Args: [trace.MaxArgs]uint64{corr, 1, 1}})
+			add(0, trace.Event{Kind: trace.OmpParallelBegin, Args: [trace.MaxArgs]uint64{par, 50, 1, parallelFlags, corr}})
+			add(0, trace.Event{Kind: trace.OmpImplicitTaskBegin, Args: [trace.MaxArgs]uint64{task, par, 0, 1, corr}})
+			add(0, trace.Event{Kind: trace.OmpImplicitTaskEnd, Args: [trace.MaxArgs]uint64{task}})
+			add(0, trace.Event{Kind: trace.OmpParallelEnd, Args: [trace.MaxArgs]uint64{par}})
+			add(0, trace.Event{Kind: trace.RunEnd, Args: [trace.MaxArgs]uint64{corr, trace.StatusOK}})
 		}
 	}},
 	{"ties", func(n int, add func(uint32, trace.Event)) {
