@@ -146,7 +146,8 @@ bench-omp: runtime omp-programs $(BENCH_DIR)/omptcost $(BENCH_DIR)/ompbench
 #                        million begins never ended, a million regions never
 #                        ended on one thread, half a million regions begun
 #                        at one tick, 250,000 OpenMP tasks in a chain,
-#                        500,000 OpenMP tasks created and never run
+#                        500,000 OpenMP tasks created and never run,
+#                        166,666 launches each running a parallel region
 #                        (tests/bench/README.md)
 .PHONY: bench-hostile
 $(BENCH_DIR)/hostilebench: $(GO_SRC)
