@@ -63,10 +63,10 @@ type Edge struct {
 const (
 	// MaxLiveTasks bounds the tasks a Graph follows at once (about 230
 	// bytes each): LLVM's libomp running a chain of 300,000 tasks created
-	// by one thread had 233,000 created and not completed at once. Past it the oldest are retired, down to half of it,
-	// whether they and the tasks they depend on completed or not
-	// (GraphStats.Forced); rows naming them later are left out of the task
-	// figures (GraphStats.Late).
+	// by one thread had 233,000 created and not completed at once. Past it
+	// the oldest are retired, down to half of it, whether they and the
+	// tasks they depend on completed or not (GraphStats.Forced); rows
+	// naming them later are left out of the task figures (GraphStats.Late).
 	MaxLiveTasks = 1 << 18
 	// MaxLiveEdges bounds the dependences held for the tasks followed (32
 	// bytes each); one past it is dropped (GraphStats.EdgesDropped).
@@ -293,7 +293,6 @@ type Task struct {
 
 	// Fields by size: a Graph holds up to MaxLiveTasks of them.
 	retired bool
-	seq     int            // order of the first row naming it
 	predAt  map[uint64]int // Preds' index by source, once it has many
 }
 
@@ -394,7 +393,7 @@ func (g *Graph) task(id uint64, t int64) *Task {
 		g.Stats.Late++
 		return nil
 	}
-	tk := &Task{ID: id, Created: t, seq: g.n}
+	tk := &Task{ID: id, Created: t}
 	g.n++
 	g.live[id] = tk
 	g.queue = append(g.queue, tk)

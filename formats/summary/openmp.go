@@ -98,8 +98,8 @@ type ompProc struct {
 	fresh    int // launches come since the task graph's last sweep
 	// maxLaunches is maxOMPLaunches (a test's may be smaller).
 	maxLaunches int
-	tasks    *analysis.Graph // explicit tasks, summed as they retire
-	outside  int64           // the longest path of the tasks created outside launches
+	tasks       *analysis.Graph // explicit tasks, summed as they retire
+	outside     int64           // the longest path of the tasks created outside launches
 }
 
 // ompLaunch is what the summary holds of a launch with OpenMP rows.
