@@ -71,10 +71,11 @@ const (
 	// MaxLiveEdges bounds the dependences held for the tasks followed (32
 	// bytes each); one past it is dropped (GraphStats.EdgesDropped).
 	MaxLiveEdges = 1 << 19
-	// MaxRetiredPaths bounds the retired tasks whose longest path a Graph
-	// remembers for the tasks that depend on them (about 50 bytes each): a
+	// MaxRetiredPaths bounds the retired tasks a Graph remembers (about 60
+	// bytes each): their paths for the tasks that depend on them, and
+	// their launches for their rows that come late (Graph.Late). A
 	// dependence on a task forgotten adds nothing to the path of its sink
-	// (GraphStats.PathsCut).
+	// (GraphStats.PathsCut); a row of one starts a task anew.
 	MaxRetiredPaths = 1 << 18
 	// MaxDependItems bounds the state of the depend clauses: the list
 	// items of each parent task and the tasks each item names (8 to 60
@@ -323,7 +324,7 @@ func (s GraphStats) Problem() string {
 		}
 	}
 	add(s.Forced, "%d tasks were set aside before they or the tasks they depend on completed, past the "+fmt.Sprint(MaxLiveTasks)+" followed at once")
-	add(s.Late, "%d task rows came after their task was set aside")
+	add(s.Late, "%d task rows came after their task was set aside (their times still count)")
 	add(s.EdgesDropped, "%d dependences were dropped, past the "+fmt.Sprint(MaxLiveEdges)+" held at once")
 	add(s.PathsCut, "%d dependences named a task whose path was forgotten")
 	add(s.DependResets, "the depend clauses' state was cleared %d times, past "+fmt.Sprint(MaxDependItems)+" list items")
@@ -331,7 +332,7 @@ func (s GraphStats) Problem() string {
 		return ""
 	}
 	return "the task graph passed its memory bounds: " + strings.Join(parts, "; ") +
-		"; task counts, times and dependences stay exact up to there, critical paths may be short and dependences missing"
+		"; critical paths may be short and dependences missing"
 }
 
 // Graph follows one trace's explicit tasks through its rows. It holds a
@@ -346,7 +347,12 @@ type Graph struct {
 	// Retire, when set, is called with each task as it is retired; the
 	// Graph forgets the task then.
 	Retire func(*Task)
-	Stats  GraphStats
+	// Late, when set, is called with each execution segment of a task
+	// retired already (one set aside past MaxLiveTasks): its launch, the
+	// segment's length (0 when it never ended) and whether it completed
+	// the task, so that task times and completions stay exact.
+	Late  func(launch uint64, exec int64, completed bool)
+	Stats GraphStats
 
 	live     map[uint64]*Task
 	queue    []*Task          // the live tasks in the order they were first seen, and some retired
@@ -363,10 +369,10 @@ type Graph struct {
 }
 
 type retiredTask struct {
-	id        uint64
-	path      int64
-	order     int64
-	completed bool
+	id, launch uint64
+	path       int64
+	order      int64
+	completed  bool
 }
 
 // retiredTask returns what the graph remembers of retired task id.
@@ -398,6 +404,20 @@ func (g *Graph) task(id uint64, t int64) *Task {
 	g.live[id] = tk
 	g.queue = append(g.queue, tk)
 	return tk
+}
+
+// lateSegment hands Late a segment of task rt, retired already.
+func (g *Graph) lateSegment(rt *retiredTask, r *Row) {
+	g.Stats.Late++
+	completed := r.OMP.Completed && !rt.completed
+	rt.completed = rt.completed || r.OMP.Completed
+	if g.Late != nil {
+		var exec int64
+		if r.Dur != Unpaired {
+			exec = r.Dur
+		}
+		g.Late(rt.launch, exec, completed)
+	}
 }
 
 // pred records that t depends on src.
@@ -462,10 +482,11 @@ func (g *Graph) Add(r *Row) {
 			t.Kernel = r.Kernel
 		}
 	case trace.OmpTaskSchedule:
-		t := g.task(o.Task, r.Start)
-		if t == nil {
+		if i, ok := g.retired[o.Task]; ok {
+			g.lateSegment(&g.ring[i], r)
 			return
 		}
+		t := g.task(o.Task, r.Start)
 		t.Segments++
 		if r.Dur != Unpaired {
 			t.Exec += r.Dur
@@ -621,7 +642,7 @@ func (g *Graph) retire(t *Task) {
 	}
 	t.Path = best + t.Exec
 	g.order++
-	g.remember(retiredTask{t.ID, t.Path, g.order, t.Completed})
+	g.remember(retiredTask{t.ID, t.Launch, t.Path, g.order, t.Completed})
 	delete(g.live, t.ID)
 	t.retired = true
 	g.edges -= len(t.Preds)

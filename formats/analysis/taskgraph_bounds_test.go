@@ -112,6 +112,13 @@ func TestGraphUnfinishedBound(t *testing.T) {
 	const n = MaxLiveTasks + MaxLiveTasks/2
 	gr := graphRows{NewGraph()}
 	completed := 0
+	var lateExec, lateCompleted int64
+	gr.g.Late = func(launch uint64, exec int64, completed bool) {
+		lateExec += exec
+		if completed {
+			lateCompleted++
+		}
+	}
 	ts := retired(gr.g, func() {
 		for i := range n {
 			gr.create(uint64(i+1), int64(i))
@@ -137,6 +144,13 @@ func TestGraphUnfinishedBound(t *testing.T) {
 	}
 	if p := st.Problem(); p == "" {
 		t.Error("no problem reported")
+	}
+	var exec int64
+	for _, tk := range ts {
+		exec += tk.Exec
+	}
+	if lateCompleted != st.Forced || exec+lateExec != n {
+		t.Errorf("late segments: %d completing, exec %d + %d; want %d completing, %d in all", lateCompleted, exec, lateExec, st.Forced, n)
 	}
 }
 

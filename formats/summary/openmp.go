@@ -133,6 +133,13 @@ func (c *Collector) ompProc(p *analysis.Process) *ompProc {
 		op = &ompProc{regions: map[uint64]*ompRegion{}, idle: map[uint64]int64{}, lastWait: map[uint64]int64{},
 			launches: map[uint64]ompLaunch{}, maxLaunches: maxOMPLaunches, tasks: analysis.NewGraph()}
 		op.tasks.Retire = func(t *analysis.Task) { c.ompTask(p, op, t) }
+		op.tasks.Late = func(launch uint64, exec int64, completed bool) {
+			s := c.ompStats(p, op, launch, 0)
+			s.taskNS += exec
+			if completed {
+				s.completed++
+			}
+		}
 		c.omp[p] = op
 	}
 	return op
