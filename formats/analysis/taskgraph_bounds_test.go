@@ -222,13 +222,16 @@ func TestGraphRetiredBound(t *testing.T) {
 // times) and checks what it retires: each task once, with the rows it
 // came with (its segments' time), its dependences each once and none on
 // itself, and a path of at least its own time, made of the paths of the
-// sources retired before it.
+// sources retired before it; and that every segment's time is in a task
+// retired or handed to Late.
 func FuzzGraph(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 1, 2, 1, 3, 1, 2, 3, 4, 1, 2, 7, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gr := graphRows{NewGraph()}
 		paths := map[uint64]int64{}
 		exec := map[uint64]int64{}
+		var all, late int64
+		gr.g.Late = func(_ uint64, x int64, _ bool) { late += x }
 		gr.g.Retire = func(tk *Task) {
 			if _, ok := paths[tk.ID]; ok {
 				t.Fatalf("task %d retired twice", tk.ID)
@@ -265,12 +268,20 @@ func FuzzGraph(f *testing.F) {
 				if _, ok := paths[id]; !ok {
 					exec[id] += int64(x)
 				}
+				all += int64(x)
 				gr.row(Row{Kind: trace.OmpTaskSchedule, Start: at, Dur: int64(x)}, OMP{ID: id, Task: id, Parent: 9, Completed: data[i]%5 == 4})
 			}
 		}
 		gr.g.Flush()
 		if len(gr.g.live) != 0 || gr.g.edges != 0 {
 			t.Fatalf("after Flush: %d tasks, %d edges followed", len(gr.g.live), gr.g.edges)
+		}
+		var retiredExec int64
+		for _, x := range exec {
+			retiredExec += x
+		}
+		if retiredExec+late != all {
+			t.Fatalf("segments' time %d: %d in tasks retired, %d late", all, retiredExec, late)
 		}
 	})
 }
