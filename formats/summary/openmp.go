@@ -214,6 +214,9 @@ func (c *Collector) ompLaunch(p *analysis.Process, op *ompProc, launch uint64) o
 	if op.fresh++; op.fresh >= op.maxLaunches/4 {
 		op.fresh = 0
 		op.tasks.Sweep()
+		if l, ok := op.launches[launch]; ok { // a task of it retired
+			return l
+		}
 	}
 	if len(op.ring) < op.maxLaunches {
 		op.ring = append(op.ring, launch)
