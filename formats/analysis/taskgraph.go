@@ -168,7 +168,12 @@ func (s *dependState) dropParent(parent uint64) {
 // inout tasks gives one edge per link. Source and sink (doacross) items and
 // unknown types give none. The edges come in creation order of their sink,
 // each once, with FromDepend and the address that first gave it. A Graph
-// applies the same rules to the depend rows as they come.
+// applies the same rules to the depend rows as they come: in creation
+// order for the children of a task that stays on one thread (an implicit
+// task, a tied task); an untied task that moves to another thread may
+// have its children's rows read out of order (its threads' chunks come in
+// the order they were written), and their dependences computed in that
+// order.
 func DependEdges(tasks []TaskDeps) []Edge {
 	g := &Graph{}
 	var out []Edge
