@@ -114,7 +114,6 @@ type deferredSlice struct {
 
 type ompWriter struct {
 	launches map[uint64]*launchOMP
-	started  map[uint64]bool // tasks with depend items running: first segment seen, not completed
 	tasks    *analysis.Graph
 	deferred []deferredSlice
 	written  int            // deferred segments written before the end (they precede deferred[0])
@@ -132,7 +131,7 @@ type kv struct {
 
 func (w *Writer) ompState() *ompWriter {
 	if w.omp == nil {
-		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, started: map[uint64]bool{}, tasks: analysis.NewGraph(),
+		w.omp = &ompWriter{launches: map[uint64]*launchOMP{}, tasks: analysis.NewGraph(),
 			last: map[uint64]int{}, implName: map[[2]uint32]uint64{}}
 	}
 	return w.omp
@@ -263,13 +262,14 @@ func (w *Writer) writeOMP(r *ringRow) {
 		}
 		name = w.iid(r.Kind, formTask, strconv.FormatUint(m.Task, 10))
 		if m.HasDeps {
-			first := !o.started[m.Task]
+			// The graph takes this row after it (writeOMP's defer): a
+			// task followed with no segment yet is at its first.
+			t := o.tasks.Task(m.Task)
+			first := t != nil && t.Segments == 0
 			if m.Completed {
-				delete(o.started, m.Task) // no segment follows
 				w.holdCompleting(r, first)
 				return
 			}
-			o.started[m.Task] = true
 			flowsInto = first
 		}
 		ann = append(ann, kv{annotTask, m.Task}, kv{annotParent, m.Parent}, kv{annotLaunch, m.Launch},
