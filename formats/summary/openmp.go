@@ -290,7 +290,7 @@ func (c *Collector) ompStats(p *analysis.Process, op *ompProc, launch, kernel ui
 		}
 		name = UnknownKernel
 		if kernel != 0 {
-			name = p.Dict.Kernel(kernel).Name
+			name = p.Dict.SharedKernel(kernel).Name // on the summing goroutine (async.go)
 		}
 	}
 	if c.ompBy == nil {

@@ -199,3 +199,72 @@ func TestOpenMPManyLaunches(t *testing.T) {
 		t.Errorf("kernel launches regions implicit created completed task critical:\n%s, want\n%s", got, want)
 	}
 }
+
+// OCCA defines a kernel it JIT-compiles mid-run: its defs come after rows
+// of other kernels' OpenMP regions. The summing goroutine reads kernel
+// and device names while the reader adds those defs (go test -race saw
+// them race; a real OCCA trace crashed summary once in a few runs:
+// concurrent map read and map write).
+func TestOpenMPDefsMidTrace(t *testing.T) {
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, tracetest.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteDefs(tracetest.Defs()); err != nil {
+		t.Fatal(err)
+	}
+	us := int64(0)
+	const launches = 3000 // batches of rows go to the summing goroutine before the defs come
+	for part := range 3 {
+		b := tw.Batch(0)
+		add := func(k trace.Kind, args ...uint64) {
+			e := trace.Event{Kind: k, Time: tracetest.MonoStart + us*1000}
+			copy(e.Args[:], args)
+			if err := b.AddEvent(&e); err != nil {
+				t.Fatal(err)
+			}
+			us++
+		}
+		for i := range uint64(launches) {
+			id := 100*(uint64(part)*launches+i) + 100
+			kernel := uint64(1 + part) // kernels 1 and 2, then 10, defined just before
+			if part == 2 {
+				kernel = 10
+			}
+			add(trace.RunBegin, id, kernel, 1)
+			add(trace.OmpParallelBegin, id+1, 50, 1, 0x80000002, id)
+			add(trace.OmpImplicitTaskBegin, id+2, id+1, 0, 1, id)
+			add(trace.OmpImplicitTaskEnd, id+2)
+			add(trace.OmpParallelEnd, id+1)
+			add(trace.RunEnd, id, trace.StatusOK)
+		}
+		if err := tw.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+		if part == 1 {
+			defs := []trace.Def{{Kind: trace.DefString, Args: [trace.MaxArgs]uint64{100}, Text: "_occa_jit_kernel"}}
+			for k := range uint64(200) { // many, so that the reader adds them while the summing runs
+				defs = append(defs, trace.Def{Kind: trace.DefKernel, Args: [trace.MaxArgs]uint64{10 + k, 1, 100, tracetest.StrSource}})
+			}
+			if err := tw.WriteDefs(defs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "jit.occatrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := collect(t, path)
+	got := map[string]int64{}
+	for _, row := range rep.Table("openmp").Rows {
+		got[row[0].(string)] = row[1].(int64)
+	}
+	if want := map[string]int64{"axpy": launches, "dot": launches, "_occa_jit_kernel": launches}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("launches by kernel %v, want %v", got, want)
+	}
+}

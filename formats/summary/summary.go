@@ -170,7 +170,7 @@ func (c *Collector) device(p *analysis.Process, id uint64) *deviceStats {
 		return c.devByID[id]
 	}
 	ds := c.deviceNamed(c.lastRS, p.Rank, deviceName(p, id))
-	if id < 1<<10 && (id == 0 || p.Dict.Device(id).Known) {
+	if id < 1<<10 && (id == 0 || p.Dict.SharedDevice(id).Known) {
 		if id >= uint64(len(c.devByID)) {
 			c.devByID = append(c.devByID, make([]*deviceStats, int(id)+1-len(c.devByID))...)
 		}
@@ -245,7 +245,7 @@ func deviceName(p *analysis.Process, id uint64) string {
 	if id == 0 {
 		return "host"
 	}
-	return p.Dict.Device(id).Name()
+	return p.Dict.SharedDevice(id).Name() // on the summing goroutine (async.go)
 }
 
 // add takes one row.

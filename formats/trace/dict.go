@@ -1,11 +1,18 @@
 package trace
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // Dict holds the definitions read so far (FORMAT.md §6) and resolves ids to
 // names. An id without a definition resolves to a placeholder such as
-// "string#17", so a trace that lost its defs still reads.
+// "string#17", so a trace that lost its defs still reads. The Reader adds
+// defs as it reads (OCCA defines a kernel it JIT-compiles mid-run): a
+// goroutine other than the reader's looks up through SharedKernel and
+// SharedDevice.
 type Dict struct {
+	mu      sync.RWMutex // held by add, and by the Shared lookups
 	strings map[uint64]string
 	devices map[uint64]*Def
 	kernels map[uint64]*KernelInfo
@@ -77,6 +84,8 @@ type ThreadInfo struct {
 // add absorbs one def. The def's string references stay ids until lookup,
 // so defs may come in any order.
 func (d *Dict) add(def *Def) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.strings == nil {
 		d.strings = make(map[uint64]string)
 		d.devices = make(map[uint64]*Def)
@@ -161,6 +170,20 @@ func (d *Dict) Kernel(id uint64) KernelInfo {
 		out.Tags = append(out.Tags, d.String(t))
 	}
 	return out
+}
+
+// SharedKernel is Kernel for a goroutine other than the reader's.
+func (d *Dict) SharedKernel(id uint64) KernelInfo {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.Kernel(id)
+}
+
+// SharedDevice is Device for a goroutine other than the reader's.
+func (d *Dict) SharedDevice(id uint64) DeviceInfo {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.Device(id)
 }
 
 // Stream describes stream id.
