@@ -410,8 +410,14 @@ static uint8_t *reserve_slow(ot_thread *t, unsigned bytes) {
   }
   if (t->buf && still_mine(t)) {
     uint32_t cap = cap_of(t->buf);
-    if (t->pos + bytes <= cap) /* a revocation was cancelled */
+    /* A revocation was cancelled. Drops counted while it zeroed the limit
+     * (the pop of a region whose push was lost) get their DROPPED record
+     * now, before the record that comes after them, not in the next
+     * buffer: there it could land between a later begin and its end. */
+    if (t->pos + bytes + (t->dropped ? OT_RAW_MAX : 0) <= cap) {
+      write_drops(t);
       return t->buf->data + t->pos;
+    }
     uint32_t grown = cap * 2 < max_cap ? cap * 2 : max_cap;
     uint32_t share = share_cap();
     t->next_cap = grown < share ? grown : share;
