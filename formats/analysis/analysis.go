@@ -15,8 +15,8 @@
 // thread's open implicit tasks and waits and the created tasks not yet
 // completed. A worker's late implicit-task end is clamped to its parallel
 // region here (ompclamp.go). The outputs that need the task dependence
-// graph follow it through the rows they get (taskgraph.go). The output tables' columns
-// are declared next to their records (record.go, info.go).
+// graph follow it through the rows they get (taskgraph.go). The output
+// tables' columns are declared next to their records (record.go, info.go).
 package analysis
 
 import (

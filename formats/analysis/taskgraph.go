@@ -200,12 +200,8 @@ func (g *Graph) dependItem(t *Task, d Dep) {
 			g.pred(t, ps.allMem, FromDepend, d.Address)
 		}
 		for _, st := range ps.addrs {
-			for _, w := range st.writers {
-				g.pred(t, w, FromDepend, d.Address)
-			}
-			for _, r := range st.readers {
-				g.pred(t, r, FromDepend, d.Address)
-			}
+			g.dependOn(t, st.writers, d.Address)
+			g.dependOn(t, st.readers, d.Address)
 			s.items -= st.size()
 			*st = addrState{address: st.address, writers: []uint64{t.ID}, wtype: DepOut}
 			s.items += st.size()
@@ -234,38 +230,35 @@ func (g *Graph) dependItem(t *Task, d Dep) {
 	}
 	switch typ {
 	case DepIn:
-		for _, w := range st.writers {
-			g.pred(t, w, FromDepend, d.Address)
-		}
+		g.dependOn(t, st.writers, d.Address)
 		if n := len(st.readers); n == 0 || st.readers[n-1] != t.ID {
 			st.readers = append(st.readers, t.ID)
 		}
 	case DepOut:
-		for _, w := range st.writers {
-			g.pred(t, w, FromDepend, d.Address)
-		}
-		for _, r := range st.readers {
-			g.pred(t, r, FromDepend, d.Address)
-		}
+		g.dependOn(t, st.writers, d.Address)
+		g.dependOn(t, st.readers, d.Address)
 		*st = addrState{address: st.address, writers: []uint64{t.ID}, wtype: typ}
 	default: // a set type
 		if st.wtype == typ && len(st.readers) == 0 {
-			for _, p := range st.setPreds {
-				g.pred(t, p, FromDepend, d.Address)
-			}
+			g.dependOn(t, st.setPreds, d.Address)
 			if st.writers[len(st.writers)-1] != t.ID {
 				st.writers = append(st.writers, t.ID)
 			}
 			break
 		}
 		preds := append(slices.Clip(st.writers), st.readers...)
-		for _, p := range preds {
-			g.pred(t, p, FromDepend, d.Address)
-		}
+		g.dependOn(t, preds, d.Address)
 		*st = addrState{address: st.address, writers: []uint64{t.ID}, wtype: typ, setPreds: preds}
 	}
 	s.items += st.size()
 	g.boundDepends()
+}
+
+// dependOn records that t depends on each of srcs through list item addr.
+func (g *Graph) dependOn(t *Task, srcs []uint64, addr uint64) {
+	for _, src := range srcs {
+		g.pred(t, src, FromDepend, addr)
+	}
 }
 
 // boundDepends clears the depend state past MaxDependItems.
@@ -391,7 +384,15 @@ func (g *Graph) retiredTask(id uint64) (retiredTask, bool) {
 
 // NewGraph returns an empty Graph.
 func NewGraph() *Graph {
-	return &Graph{live: map[uint64]*Task{}, retired: map[uint64]int32{}, sweepAt: sweepMin}
+	g := &Graph{}
+	g.init()
+	return g
+}
+
+// init makes g's maps; a zero Graph gets them at its first row, its
+// callbacks kept.
+func (g *Graph) init() {
+	g.live, g.retired, g.sweepAt = map[uint64]*Task{}, map[uint64]int32{}, sweepMin
 }
 
 // task returns the task followed with id, a new one when id was never
@@ -474,7 +475,7 @@ func (g *Graph) Add(r *Row) {
 		return
 	}
 	if g.live == nil {
-		*g = *NewGraph()
+		g.init()
 	}
 	switch r.Kind {
 	case trace.OmpTaskCreate:

@@ -105,13 +105,20 @@ func (t *ompTables) add(p *analysis.Process, r *analysis.Row) error {
 }
 
 func (t *ompTables) addEdge(e *omp.EdgeRecord) error {
-	if t.edges == nil {
-		var err error
-		if t.edges, err = t.create(omp.TableDependences, omp.Dependences.CSVHeader()); err != nil {
-			return err
-		}
+	if err := t.dependences(); err != nil {
+		return err
 	}
 	return t.edges.Commit(omp.Dependences.AppendCSV(t.edges.Tail(), e))
+}
+
+// dependences makes the dependences table at its first row.
+func (t *ompTables) dependences() error {
+	if t.edges != nil {
+		return nil
+	}
+	var err error
+	t.edges, err = t.create(omp.TableDependences, omp.Dependences.CSVHeader())
+	return err
 }
 
 // close writes the dependences left and finishes both tables; a trace
@@ -120,9 +127,8 @@ func (t *ompTables) close() error {
 	var err error
 	if t.deps != nil {
 		var tasks bool
-		tasks, t.stats, err = t.deps.Close()
-		if err == nil && tasks && t.edges == nil {
-			t.edges, err = t.create(omp.TableDependences, omp.Dependences.CSVHeader())
+		if tasks, t.stats, err = t.deps.Close(); err == nil && tasks {
+			err = t.dependences()
 		}
 	}
 	for _, f := range []*table.File{t.rows, t.edges} {
