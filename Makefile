@@ -213,6 +213,15 @@ $(BOTH_WAYS:=-plain): $(TEST_BIN)/%-plain: %.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
 
+# A stand-in for the tracing core that makes a thread as it starts running
+# (tests/signals_test.go), loaded with OCCA_TOOLS_CORE.
+LATE_CORE = $(TEST_BIN)/latecore.so
+test-programs: $(LATE_CORE)
+
+$(LATE_CORE): tests/signals/latecore.c runtime/src/ot_internal.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -shared -Iruntime/src -o $@ $< -lpthread
+
 # The control API's domain and kind switches (tests/domains_test.go), a
 # source built as strict C99.
 DOMAINS = $(TEST_BIN)/domains

@@ -11,10 +11,13 @@
  *                finds it
  *
  * and only then dlopens libocca_tools.so.1 from its own directory (dladdr),
- * falling back to the ordinary library search, with RTLD_NOW | RTLD_GLOBAL;
- * that library's constructor starts the runtime. In every other process the
- * shim reads one or two environment variables, walks the list of loaded
- * objects once and returns: no thread, no file, no Go.
+ * falling back to the ordinary library search, with RTLD_NOW | RTLD_GLOBAL,
+ * points its forwards (below) at it and starts the runtime
+ * (occa_tools_preload_start). The library's constructor leaves the start to
+ * the shim while occa_tools_preload_loading() says so: the threads the
+ * runtime makes as it starts then pass through its pthread_create. In every
+ * other process the shim reads one or two environment variables, walks the
+ * list of loaded objects once and returns: no thread, no file, no Go.
  *
  * OCCA_TOOLS_TARGET_LIB replaces the list of library names ("libocca.so"):
  * names separated by ':' or ',', each matched as a prefix of a loaded
@@ -30,15 +33,14 @@
  * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal, sigset, close,
  * close_range, closefrom, abort, exit, _exit, _Exit, quick_exit, pthread_create,
  * pthread_exit, the exec functions, and signalfd, sigwait, sigwaitinfo and
- * sigtimedwait (everything else is hidden). The
- * runtime exports them to keep the application's view of its exit signals
- * and the SIGCHLD it waits for,
- * to flush when abort() ends the process after a handler returned or the
- * process ends without exit() (runtime/src/lifecycle.c), its own
+ * sigtimedwait, forwarded; occa_tools_preload_loading, for the runtime
+ * (everything else is hidden). The runtime exports the forwarded ones to
+ * keep the application's view of its exit signals and the SIGCHLD it waits
+ * for, to flush when abort() ends the process after a handler returned or
+ * the process ends without exit() (runtime/src/lifecycle.c), its own
  * descriptors (runtime/src/fds.c), to end the process with the
  * application's last thread (runtime/src/lastthread.c) and to flush before
- * an exec (runtime/src/exec.c), but a
- * dlopen'ed library interposes nothing; the shim, preloaded, comes first and
+ * an exec (runtime/src/exec.c), but a dlopen'ed library interposes nothing; the shim, preloaded, comes first and
  * forwards them to the runtime it loaded, or to the next definition (libc,
  * or the runtime the program links) when it loaded none. */
 #define _GNU_SOURCE
@@ -166,11 +168,10 @@ static void *_Atomic forward_to[NFORWARD];
 static void *target(int f) {
   void *p = atomic_load_explicit(&forward_to[f], memory_order_acquire);
   if (!p) {
-    /* Only where nothing is set yet: the Go runtime's threads call this
-     * while the shim loads the runtime, and storing the next definition
-     * over the runtime's own (set as the load ends) sent every later
-     * thread of the core past the runtime's pthread_create, unrecorded:
-     * SIGCHLD's stand-in then dropped the signals such a thread took. */
+    /* Only where nothing is set yet: storing the next definition over the
+     * runtime's own would send a later thread of the core past the
+     * runtime's pthread_create, unrecorded, and SIGCHLD's stand-in would
+     * drop the signals such a thread took. */
     void *next = dlsym(RTLD_NEXT, forward_names[f]);
     p = NULL;
     if (!atomic_compare_exchange_strong_explicit(&forward_to[f], &p, next, memory_order_acq_rel,
@@ -367,6 +368,12 @@ EXEC_LIST_FORMS(EXPORT)
 
 static void anchor(void) {}
 
+/* Whether the shim is inside its dlopen of the runtime, which then leaves
+ * its start to the shim. */
+static _Atomic int loading_runtime;
+
+EXPORT int occa_tools_preload_loading(void) { return atomic_load(&loading_runtime); }
+
 __attribute__((constructor)) static void occa_tools_preload_init(void) {
   for (int f = 0; f < NFORWARD; f++)
     target(f);
@@ -389,6 +396,7 @@ __attribute__((constructor)) static void occa_tools_preload_init(void) {
   char path[PATH_MAX];
   Dl_info self;
   h = NULL;
+  atomic_store(&loading_runtime, 1);
   if (dladdr((void *)anchor, &self) && self.dli_fname && strchr(self.dli_fname, '/')) {
     size_t dir = (size_t)(base_name(self.dli_fname) - self.dli_fname);
     if (dir + sizeof RUNTIME_SONAME <= sizeof path) {
@@ -399,6 +407,7 @@ __attribute__((constructor)) static void occa_tools_preload_init(void) {
   }
   if (!h)
     h = dlopen(RUNTIME_SONAME, RTLD_NOW | RTLD_GLOBAL);
+  atomic_store(&loading_runtime, 0);
   if (!h) {
     const char *err = dlerror();
     fprintf(stderr, "occa-tools: warning: cannot load %s: %s; running untraced\n", RUNTIME_SONAME,
@@ -411,4 +420,8 @@ __attribute__((constructor)) static void occa_tools_preload_init(void) {
     if (p)
       atomic_store_explicit(&forward_to[f], p, memory_order_release);
   }
+  /* A runtime without it started in its constructor. */
+  void (*start)(void) = (void (*)(void))dlsym(h, "occa_tools_preload_start");
+  if (start)
+    start();
 }

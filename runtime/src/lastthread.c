@@ -184,13 +184,20 @@ static int find_core(struct dl_phdr_info *info, size_t size, void *data) {
 typedef struct {
   void *(*start)(void *);
   void *arg;
+  sigset_t mask; /* the creator's */
 } tool_start;
 
+/* A core thread starts with every signal blocked and takes its creator's
+ * mask only once it is recorded: until then, a signal that only the tool's
+ * threads take (a child's SIGCHLD, with the stand-in in) would find it
+ * counted as the program's. cgo blocks them all itself; this does not
+ * count on it. */
 static void *tool_thread(void *p) {
   tool_start s = *(tool_start *)p;
   free(p);
   add_tool_thread(thread_id());
   ot_core_thread_begins();
+  pthread_sigmask(SIG_SETMASK, &s.mask, NULL);
   return s.start(s.arg);
 }
 
@@ -210,7 +217,12 @@ OT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
     return next_create(th, attr, start, arg); /* unknown: the safe side */
   s->start = start;
   s->arg = arg;
+  sigset_t all, mine;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &mine);
+  s->mask = mine; /* s is the new thread's to free */
   int rc = next_create(th, attr, tool_thread, s);
+  pthread_sigmask(SIG_SETMASK, &mine, NULL);
   if (rc != 0)
     free(s);
   return rc;

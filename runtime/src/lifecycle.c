@@ -1,6 +1,7 @@
 /* lifecycle.c: start, exit, signals and fork.
  *
- * Start (library constructor): only when OCCA_TOOLS_CONFIG is set, load the
+ * Start (library constructor, or the preload shim once it has loaded this
+ * library): only when OCCA_TOOLS_CONFIG is set, load the
  * Go core next to this library, let it read the config, set up buffers, and
  * start the writer. The core is loaded with every asynchronous signal
  * blocked, so the threads of the Go runtime inherit that mask and the exit
@@ -1323,9 +1324,40 @@ static int load_core(void) {
   return 0;
 }
 
-__attribute__((constructor)) static void ot_init(void) {
+static void ot_start(void);
+
+/* The preload shim loads this library with dlopen, and can send the
+ * program's calls here (pthread_create's among them) only once dlopen has
+ * returned. A core started by the constructor would make threads before
+ * then that pass by the runtime's pthread_create, unrecorded: SIGCHLD's
+ * stand-in would take them for the program's and drop the children's
+ * signals the kernel gives them. So while the shim is loading this library
+ * (occa_tools_preload_loading says so), the constructor leaves the start to
+ * the shim, which calls occa_tools_preload_start once its forwards lead
+ * here: the core starts as in a program linked with this library. */
+static void start_once(void) {
+  static atomic_flag started = ATOMIC_FLAG_INIT;
+  if (!atomic_flag_test_and_set(&started))
+    ot_start();
+}
+
+static int tracing_asked(void) {
   const char *config = getenv("OCCA_TOOLS_CONFIG");
-  if (!config || !*config)
+  return config && *config;
+}
+
+__attribute__((constructor)) static void ot_init(void) {
+  if (!tracing_asked())
+    return;
+  int (*shim_loading)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "occa_tools_preload_loading");
+  if (!shim_loading || !shim_loading())
+    start_once();
+}
+
+OT_EXPORT void occa_tools_preload_start(void) { start_once(); }
+
+static void ot_start(void) {
+  if (!tracing_asked())
     return;
   ot_cfg.log_level = OT_LOG_WARN;
 
