@@ -1326,6 +1326,12 @@ static int load_core(void) {
 
 static void ot_start(void);
 
+static void start_once(void) {
+  static atomic_flag started = ATOMIC_FLAG_INIT;
+  if (!atomic_flag_test_and_set(&started))
+    ot_start();
+}
+
 /* The preload shim loads this library with dlopen, and can send the
  * program's calls here (pthread_create's among them) only once dlopen has
  * returned. A core started by the constructor would make threads before
@@ -1334,20 +1340,11 @@ static void ot_start(void);
  * signals the kernel gives them. So while the shim is loading this library
  * (occa_tools_preload_loading says so), the constructor leaves the start to
  * the shim, which calls occa_tools_preload_start once its forwards lead
- * here: the core starts as in a program linked with this library. */
-static void start_once(void) {
-  static atomic_flag started = ATOMIC_FLAG_INIT;
-  if (!atomic_flag_test_and_set(&started))
-    ot_start();
-}
-
-static int tracing_asked(void) {
-  const char *config = getenv("OCCA_TOOLS_CONFIG");
-  return config && *config;
-}
-
+ * here (only when OCCA_TOOLS_CONFIG is set, as here): the core starts as
+ * in a program linked with this library. */
 __attribute__((constructor)) static void ot_init(void) {
-  if (!tracing_asked())
+  const char *config = getenv("OCCA_TOOLS_CONFIG");
+  if (!config || !*config)
     return;
   int (*shim_loading)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "occa_tools_preload_loading");
   if (!shim_loading || !shim_loading())
@@ -1357,8 +1354,6 @@ __attribute__((constructor)) static void ot_init(void) {
 OT_EXPORT void occa_tools_preload_start(void) { start_once(); }
 
 static void ot_start(void) {
-  if (!tracing_asked())
-    return;
   ot_cfg.log_level = OT_LOG_WARN;
 
   ot_signals_snapshot();
