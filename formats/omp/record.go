@@ -1,7 +1,7 @@
 // Package omp lays out a trace's OpenMP rows (analysis.OMP) and its task
-// dependences (analysis.Graph, DependenceRows) as the OpenMP and dependences tables of
-// formats/parquet/SCHEMA.md: their column declarations (Rows,
-// Dependences), records and file paths.
+// dependences (analysis.Graph, DependenceRows) as the OpenMP and
+// dependences tables of formats/parquet/SCHEMA.md: their column
+// declarations (Rows, Dependences), records and file paths.
 package omp
 
 import (

@@ -204,14 +204,13 @@ func (w *Writer) writeOMP(r *ringRow) {
 	o := w.ompState()
 	m := r.OMP
 	p := w.p
-	switch r.Kind {
-	case trace.OmpTaskCreate, trace.OmpTaskDepend, trace.OmpTaskDependence, trace.OmpImplicitTaskBegin:
-		o.tasks.Add(&analysis.Row{Kind: r.Kind, Thread: r.Thread, Start: r.Start, Dur: r.Dur, OMP: m})
-	case trace.OmpTaskSchedule:
+	row := analysis.Row{Kind: r.Kind, Thread: r.Thread, Start: r.Start, Dur: r.Dur, OMP: m} // what the graph reads
+	if r.Kind == trace.OmpTaskSchedule {
 		// After its flows are found (flowsIn): a segment that completes
 		// its task may let the graph retire it.
-		row := analysis.Row{Kind: r.Kind, Thread: r.Thread, Start: r.Start, Dur: r.Dur, OMP: m}
 		defer o.tasks.Add(&row)
+	} else {
+		o.tasks.Add(&row)
 	}
 	ann := o.ann[:0]
 	var name, term uint64
