@@ -17,7 +17,7 @@
  *                             SA_ONSTACK that uses 64 KiB of stack, raised 5
  *                             times in regions: prints how many calls the
  *                             handler had and how it reads back
- *   itimer sigchld signalfd|sigtimedwait
+ *   itimer sigchld signalfd|sigtimedwait [oneshot]
  *                             first waits on a set it cannot read (EFAULT);
  *                             blocks SIGCHLD, as a program that waits for it
  *                             does, leaves its action at SIG_DFL, and 5 times
@@ -27,7 +27,8 @@
  *                             installs a handler, unblocks SIGCHLD and forks
  *                             one more: prints how many of the 5 came, how
  *                             SIGCHLD's action read back before the handler
- *                             and after, and the handler's calls
+ *                             and after, and the handler's calls; oneshot:
+ *                             the handler is installed with SA_RESETHAND
  *
  * The region calls go through dlsym, so that the -plain build runs without
  * the runtime (untraced, or under the preload shim). */
@@ -86,7 +87,7 @@ static void record(double secs) {
 }
 
 /* sigchld: 5 children, each one's SIGCHLD waited for with how. */
-static int sigchld(const char *how) {
+static int sigchld(const char *how, int oneshot) {
   /* A set the call cannot read fails it, and nothing else. */
   const struct timespec zero = {0, 0};
   int bad = sigtimedwait((const sigset_t *)8, NULL, &zero) == -1 && errno == EFAULT;
@@ -122,37 +123,42 @@ static int sigchld(const char *how) {
   sigaction(SIGCHLD, NULL, &back);
   int dfl = back.sa_handler == SIG_DFL && !(back.sa_flags & SA_SIGINFO);
   /* Then a handler of the program's takes SIGCHLD, unblocked: one call for
-   * one child, on whichever thread, and it reads back as installed. */
+   * one child, on whichever thread, and it reads back as installed (as
+   * SIG_DFL after that call where SA_RESETHAND). */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_chld;
-  sa.sa_flags = SA_RESTART;
+  sa.sa_flags = SA_RESTART | (oneshot ? SA_RESETHAND : 0);
   sigaction(SIGCHLD, &sa, NULL);
   pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
+  /* Time for a SIGCHLD no child sent, pending on another thread, to come
+   * first. */
+  const struct timespec ms = {0, 1000 * 1000};
+  for (int w = 0; w < 100; w++)
+    nanosleep(&ms, NULL);
   pid_t c = fork();
   if (c == 0)
     _exit(7);
-  const struct timespec ms = {0, 1000 * 1000};
   for (int w = 0; w < 3000 && !chlds; w++)
     nanosleep(&ms, NULL);
   waitpid(c, NULL, 0);
   sigaction(SIGCHLD, NULL, &back);
   printf("itimer: bad set %s; sigchld %d of 5 by %s, action %s; then handler %s, calls %d\n",
          bad ? "EFAULT" : "other", got, how, dfl ? "default" : "other",
-         back.sa_handler == on_chld ? "ours" : "other", (int)chlds);
+         back.sa_handler == on_chld ? "ours" : back.sa_handler == SIG_DFL ? "default" : "other", (int)chlds);
   return 0;
 }
 
 int main(int argc, char **argv) {
   *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
   *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
-  if (argc == 3 && strcmp(argv[1], "sigchld") == 0 &&
+  if ((argc == 3 || (argc == 4 && strcmp(argv[3], "oneshot") == 0)) && strcmp(argv[1], "sigchld") == 0 &&
       (strcmp(argv[2], "signalfd") == 0 || strcmp(argv[2], "sigtimedwait") == 0))
-    return sigchld(argv[2]);
+    return sigchld(argv[2], argc == 4);
   if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
                     strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0 &&
                     strcmp(argv[1], "altstack") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg|altstack|sigchld signalfd|sigchld sigtimedwait\n");
+    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg|altstack|sigchld signalfd|sigtimedwait [oneshot]\n");
     return 2;
   }
   if (strcmp(argv[1], "altstack") == 0) {

@@ -1,17 +1,25 @@
 /* latecore.c: a stand-in for the tracing core (OCCA_TOOLS_CORE) that makes
- * one thread as it starts running, as the Go runtime may then (a goroutine
- * that blocks in a call to C gets its P handed to a new thread), and leaves
- * SIGCHLD unblocked on it, as Go does on its threads. It records nothing:
- * every event kind is off, and the writer never runs.
+ * two threads as it starts running, as the Go runtime may then (a goroutine
+ * that blocks in a call to C gets its P handed to a new thread). It records
+ * nothing: every event kind is off, and the writer never runs.
  *
- * tests/signals_test.go: that thread must count as the core's, linked and
- * through the preload shim, or SIGCHLD's stand-in takes it for one of the
- * program's and drops the children's signals the kernel gives it. */
+ * tests/signals_test.go:
+ *   - idle leaves SIGCHLD unblocked, as Go does on its threads. It must
+ *     count as the core's, linked and through the preload shim, or
+ *     SIGCHLD's stand-in takes it for one of the program's and drops the
+ *     children's signals the kernel gives it.
+ *   - late keeps SIGCHLD blocked until the program has installed a handler
+ *     of its own, after the stand-in, as a thread starved past the
+ *     stand-in's wait would: the mark the stand-in sent it must not reach
+ *     that handler. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ot_internal.h"
@@ -22,6 +30,36 @@ static void *idle(void *arg) {
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
+  for (;;)
+    pause();
+  return arg;
+}
+
+/* SIGCHLD's action as the kernel holds it, whatever sigaction() says. */
+static void *kernel_chld_handler(void) {
+  void *k[8] = {0}; /* the kernel's struct sigaction starts with the handler */
+  syscall(SYS_rt_sigaction, (long)SIGCHLD, NULL, k, 8L);
+  return k[0];
+}
+
+static _Atomic int late_started; /* late has read SIG_DFL, before the stand-in goes in */
+
+static void *late(void *arg) {
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &chld, NULL);
+  /* The stand-in goes in, then the program's handler. */
+  const struct timespec ms = {0, 1000 * 1000};
+  void *seen = kernel_chld_handler();
+  atomic_store(&late_started, 1);
+  for (int changes = 0; changes < 2;) {
+    nanosleep(&ms, NULL);
+    void *now = kernel_chld_handler();
+    if (now != seen)
+      seen = now, changes++;
+  }
   pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
   for (;;)
     pause();
@@ -43,6 +81,12 @@ EXPORT void OccaToolsCoreRun(void) {
   pthread_t t;
   if (pthread_create(&t, NULL, idle, NULL) == 0)
     pthread_detach(t);
+  if (pthread_create(&t, NULL, late, NULL) == 0) {
+    pthread_detach(t);
+    const struct timespec ms = {0, 1000 * 1000};
+    while (!atomic_load(&late_started))
+      nanosleep(&ms, NULL);
+  }
 }
 
 EXPORT void OccaToolsCoreDecideDevice(const char *mode, int64_t index, const char *props, ot_decision_t *out) {
