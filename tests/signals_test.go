@@ -299,6 +299,26 @@ func TestURGHandlerGetsOnlyItsOwnSignals(t *testing.T) {
 	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: urg handler ours, SA_ONSTACK clear, calls 5\n", "urg")
 }
 
+// A SIGURG handler installed with SA_RESETHAND went in behind the
+// trampoline with that flag, and the kernel spent the reset on the first
+// SIGURG: a preemption signal of the Go runtime's, after which the
+// program's own signal found SIG_DFL (0 calls; latecore sends one to its
+// thread as Go does, every run). The trampoline resets on the program's
+// own signal now: one call, linked and through the preload shim, and the
+// action then reads back as SIG_DFL with the program's flags, as untraced.
+func TestPreemptionSparesOneShotURGHandler(t *testing.T) {
+	want := "itimer: urg handler default, SA_ONSTACK clear, calls 1\n"
+	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", want, "urg", "oneshot")
+	core := []string{"OCCA_TOOLS_CORE=" + filepath.Join(buildDir, "tests", "latecore.so")}
+	for _, mode := range []int{linked, shim} {
+		r := runTracedEnv(t, "itimer", "[output]\n", mode, core, "urg", "oneshot")
+		if r.exit != "exit 0" || r.stdout != want || r.stderr != "" {
+			t.Errorf("latecore (%s): %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing",
+				modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), want)
+		}
+	}
+}
+
 // firstLines is the first n lines of s.
 func firstLines(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)

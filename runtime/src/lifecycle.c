@@ -371,24 +371,6 @@ static int is_function(const struct sigaction *a) {
 
 static int on_go_threads(int sig) { return sig == SIGPROF || sig == SIGCHLD || sig == SIGSTKFLT; }
 
-/* SIGURG: the Go runtime signals its own threads with it (tgkill) to
- * preempt a goroutine, and a handler the program installed for SIGURG
- * (out-of-band socket data) received those: three in half a second of
- * tracing. So the program's SIGURG handler is installed behind a
- * trampoline that gives the action it replaced (the Go runtime's) what
- * the process sent one of the core's threads with tgkill, and the
- * program's handler everything else, on any thread: a SIGURG from the
- * kernel or another process may land on a core's thread, and is the
- * program's. sigaction() reads back the program's own action. */
-typedef struct {
-  struct sigaction program;  /* what the program installed */
-  struct sigaction replaced; /* the action before it: the Go runtime's */
-} urg_actions;
-/* A handler may run on another thread while sigaction() changes them: it
- * reads the slot urg_now points to, and a change fills the other one. */
-static urg_actions urg_slots[2];
-static urg_actions *_Atomic urg_now = &urg_slots[0];
-
 static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx) {
   if (a->sa_flags & SA_SIGINFO) {
     if (a->sa_sigaction)
@@ -398,10 +380,82 @@ static void call_action(const struct sigaction *a, int sig, siginfo_t *info, voi
   }
 }
 
+/* A handler of the program's installed behind one of the tool's
+ * trampolines (SIGURG's, SIGCHLD's below), which gives the program the
+ * signals that are its own. A handler may run on another thread while
+ * sigaction() changes the program's action: it reads the slot `now` points
+ * to, and a change fills the other one. The trampoline goes in without the
+ * program's SA_RESETHAND and carries it out itself, on a signal of the
+ * program's: the kernel would spend it on whichever signal came first, the
+ * tool's ones included, and the program's next signal found SIG_DFL. */
+typedef struct {
+  struct sigaction program;  /* as the kernel would read it back */
+  struct sigaction replaced; /* SIGURG's: the action before it, the Go runtime's */
+  _Atomic int reset;         /* the program's SA_RESETHAND was carried out */
+} behind_slot;
+typedef struct {
+  behind_slot slot[2];
+  behind_slot *_Atomic now;
+} behind;
+
+/* The slot a change fills, under the signal lock: not the one read now. */
+static behind_slot *behind_fill(behind *b, const struct sigaction *program) {
+  behind_slot *now = atomic_load(&b->now);
+  behind_slot *fill = now == &b->slot[0] ? &b->slot[1] : &b->slot[0];
+  fill->program = as_kernel_keeps(program);
+  fill->replaced = now->replaced;
+  atomic_store(&fill->reset, 0);
+  return fill;
+}
+
+/* What the kernel is given for the program's handler act: the trampoline,
+ * with the program's flags and mask, SA_RESETHAND left to the trampoline. */
+typedef void (*trampoline_fn)(int, siginfo_t *, void *);
+static struct sigaction behind_install(const struct sigaction *act, trampoline_fn trampoline) {
+  struct sigaction install = *act;
+  install.sa_sigaction = trampoline;
+  install.sa_flags = (act->sa_flags | SA_SIGINFO | SA_ONSTACK) & ~SA_RESETHAND;
+  return install;
+}
+
+/* Gives the program's handler its signal, in a trampoline. */
+static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) {
+  behind_slot *a = atomic_load(&b->now);
+  if (a->program.sa_flags & SA_RESETHAND) {
+    /* A second signal before the reset below found SIG_DFL, which ignores
+     * both SIGURG and SIGCHLD. */
+    if (atomic_exchange(&a->reset, 1))
+      return;
+    int saved_errno = errno;
+    sigset_t saved;
+    lock_signals(&saved);
+    if (atomic_load(&b->now) == a) { /* not replaced meanwhile */
+      struct sigaction dfl = a->program;
+      dfl.sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
+      real_sigaction(sig, &dfl, NULL);
+    }
+    unlock_signals(&saved);
+    errno = saved_errno;
+  }
+  call_action(&a->program, sig, info, ctx);
+}
+
+/* SIGURG: the Go runtime signals its own threads with it (tgkill) to
+ * preempt a goroutine, and a handler the program installed for SIGURG
+ * (out-of-band socket data) received those: three in half a second of
+ * tracing. So the program's SIGURG handler is installed behind a
+ * trampoline that gives the action it replaced (the Go runtime's) what
+ * the process sent one of the core's threads with tgkill, and the
+ * program's handler everything else, on any thread: a SIGURG from the
+ * kernel or another process may land on a core's thread, and is the
+ * program's. sigaction() reads back the program's own action. */
+static behind urg_behind = {.now = &urg_behind.slot[0]};
+
 static void urg_trampoline(int sig, siginfo_t *info, void *ctx) {
-  const urg_actions *a = atomic_load(&urg_now);
-  int from_go = info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread();
-  call_action(from_go ? &a->replaced : &a->program, sig, info, ctx);
+  if (info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread())
+    call_action(&atomic_load(&urg_behind.now)->replaced, sig, info, ctx);
+  else
+    behind_call_program(&urg_behind, sig, info, ctx);
 }
 
 static int is_urg_trampoline(const struct sigaction *a) {
@@ -415,18 +469,16 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
   struct sigaction cur;
   memset(&cur, 0, sizeof cur);
   int rc = next(SIGURG, NULL, &cur);
-  /* The kernel drops the trampoline itself after a SA_RESETHAND delivery. */
-  urg_actions *now = atomic_load(&urg_now);
-  struct sigaction old = is_urg_trampoline(&cur) ? now->program : cur;
+  int behind_now = is_urg_trampoline(&cur);
+  struct sigaction old = behind_now ? atomic_load(&urg_behind.now)->program : cur;
   if (rc == 0 && act) {
     struct sigaction install = *act;
     if (is_function(act)) {
-      urg_actions *fill = now == &urg_slots[0] ? &urg_slots[1] : &urg_slots[0];
-      fill->replaced = is_urg_trampoline(&cur) ? now->replaced : cur;
-      fill->program = *act;
-      atomic_store(&urg_now, fill);
-      install.sa_sigaction = urg_trampoline;
-      install.sa_flags |= SA_SIGINFO | SA_ONSTACK;
+      behind_slot *fill = behind_fill(&urg_behind, act);
+      if (!behind_now)
+        fill->replaced = cur;
+      atomic_store(&urg_behind.now, fill);
+      install = behind_install(act, urg_trampoline);
     }
     rc = next(SIGURG, &install, NULL);
   }
@@ -605,18 +657,9 @@ static int chld_sigaction(sigaction_fn next, const struct sigaction *act, struct
  * in about 3,900 test runs under load). So while marks are outstanding, the
  * program's handler goes in behind a trampoline that takes them as the
  * stand-in does and gives the program every other SIGCHLD, on any thread.
- * It stays behind it until the program sets SIG_DFL or SIG_IGN; sigaction()
- * reads back the program's action. The trampoline carries out SA_RESETHAND
- * itself, for a signal of the program's: the kernel would spend it on a
- * mark. A handler may run on another thread while sigaction() changes the
- * program's action: it reads the slot chld_now points to, and a change
- * fills the other one. */
-typedef struct {
-  struct sigaction program; /* as the kernel would read it back */
-  _Atomic int reset;        /* its SA_RESETHAND was carried out */
-} chld_behind;
-static chld_behind chld_slots[2];
-static chld_behind *_Atomic chld_now = &chld_slots[0];
+ * The program's handlers stay behind it until the program sets SIG_DFL or
+ * SIG_IGN; sigaction() reads back the program's action. */
+static behind chld_behind = {.now = &chld_behind.slot[0]};
 
 static void chld_trampoline(int sig, siginfo_t *info, void *ctx) {
   if (is_mark(info)) {
@@ -626,22 +669,7 @@ static void chld_trampoline(int sig, siginfo_t *info, void *ctx) {
     errno = saved_errno;
     return;
   }
-  chld_behind *a = atomic_load(&chld_now);
-  if (a->program.sa_flags & SA_RESETHAND) {
-    if (atomic_exchange(&a->reset, 1))
-      return; /* a second one before the reset: SIG_DFL's, which ignores SIGCHLD */
-    int saved_errno = errno;
-    sigset_t saved;
-    lock_signals(&saved);
-    if (atomic_load(&chld_now) == a) { /* not replaced meanwhile */
-      struct sigaction dfl = a->program;
-      dfl.sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
-      real_sigaction(sig, &dfl, NULL);
-    }
-    unlock_signals(&saved);
-    errno = saved_errno;
-  }
-  call_action(&a->program, sig, info, ctx);
+  behind_call_program(&chld_behind, sig, info, ctx);
 }
 
 static int is_chld_trampoline(const struct sigaction *a) {
@@ -662,24 +690,18 @@ static int chld_behind_sigaction(sigaction_fn next, const struct sigaction *act,
   memset(&cur, 0, sizeof cur);
   if (next(SIGCHLD, NULL, &cur) != 0)
     return 0;
-  int behind = is_chld_trampoline(&cur), goes_behind = act && is_function(act);
-  if (!behind && !(goes_behind && atomic_load(&chld_marks) > 0))
+  int is_behind = is_chld_trampoline(&cur), goes_behind = act && is_function(act);
+  if (!is_behind && !(goes_behind && atomic_load(&chld_marks) > 0))
     return 0;
-  chld_behind *now = atomic_load(&chld_now);
   struct sigaction old = cur;
-  if (behind)
-    old = now->program;
+  if (is_behind)
+    old = atomic_load(&chld_behind.now)->program;
   else if (atomic_load(&onstack_added[SIGCHLD]) && is_function(&old))
     old.sa_flags &= ~SA_ONSTACK;
   *rc = 0;
   if (act && goes_behind) {
-    chld_behind *fill = now == &chld_slots[0] ? &chld_slots[1] : &chld_slots[0];
-    fill->program = as_kernel_keeps(act);
-    atomic_store(&fill->reset, 0);
-    atomic_store(&chld_now, fill);
-    struct sigaction install = *act;
-    install.sa_sigaction = chld_trampoline;
-    install.sa_flags = (act->sa_flags | SA_SIGINFO | SA_ONSTACK) & ~SA_RESETHAND;
+    atomic_store(&chld_behind.now, behind_fill(&chld_behind, act));
+    struct sigaction install = behind_install(act, chld_trampoline);
     *rc = next(SIGCHLD, &install, NULL);
   } else if (act) {
     *rc = next(SIGCHLD, act, NULL);

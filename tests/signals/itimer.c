@@ -8,10 +8,11 @@
  *                             for 0.3 s while it records as fast as it can
  *                             (the writer's threads busy too), then prints
  *                             how its handler reads back
- *   itimer urg                a SIGURG handler instead (out-of-band data),
+ *   itimer urg [oneshot]      a SIGURG handler instead (out-of-band data),
  *                             the same recording, and 5 SIGURGs sent to
  *                             itself with kill(): prints how many calls the
- *                             handler had (5 untraced)
+ *                             handler had (5 untraced); oneshot: installed
+ *                             with SA_RESETHAND, 2 SIGURGs (1 call untraced)
  *   itimer altstack           a 16 KiB signal stack (sigaltstack, as for a
  *                             SIGSEGV handler) and a SIGALRM handler without
  *                             SA_ONSTACK that uses 64 KiB of stack, raised 5
@@ -155,10 +156,10 @@ int main(int argc, char **argv) {
   if ((argc == 3 || (argc == 4 && strcmp(argv[3], "oneshot") == 0)) && strcmp(argv[1], "sigchld") == 0 &&
       (strcmp(argv[2], "signalfd") == 0 || strcmp(argv[2], "sigtimedwait") == 0))
     return sigchld(argv[2], argc == 4);
-  if (argc != 2 || (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 &&
-                    strcmp(argv[1], "sigset") != 0 && strcmp(argv[1], "urg") != 0 &&
-                    strcmp(argv[1], "altstack") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg|altstack|sigchld signalfd|sigtimedwait [oneshot]\n");
+  if ((argc != 2 && !(argc == 3 && strcmp(argv[1], "urg") == 0 && strcmp(argv[2], "oneshot") == 0)) ||
+      (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "sigset") != 0 &&
+       strcmp(argv[1], "urg") != 0 && strcmp(argv[1], "altstack") != 0)) {
+    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg [oneshot]|altstack|sigchld signalfd|sigtimedwait [oneshot]\n");
     return 2;
   }
   if (strcmp(argv[1], "altstack") == 0) {
@@ -183,25 +184,30 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(argv[1], "urg") == 0) {
+    int oneshot = argc == 3;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_urg;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_flags = SA_RESTART | (oneshot ? SA_RESETHAND : 0);
     sigaction(SIGURG, &sa, NULL);
     record(0.3);
     /* One at a time: traced, a SIGURG to the process may land on another
      * thread, and one still pending would swallow the next. */
     const struct timespec ms = {0, 1000 * 1000};
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < (oneshot ? 1 : 5); i++) {
       sig_atomic_t before = urgs;
       kill(getpid(), SIGURG);
       for (int w = 0; w < 1000 && urgs == before; w++)
         nanosleep(&ms, NULL);
     }
-    nanosleep(&ms, NULL);
+    if (oneshot) /* one more, which SIG_DFL ignores */
+      kill(getpid(), SIGURG);
+    for (int w = 0; w < (oneshot ? 20 : 1); w++)
+      nanosleep(&ms, NULL);
     struct sigaction back;
     sigaction(SIGURG, NULL, &back);
-    printf("itimer: urg handler %s, SA_ONSTACK %s, calls %d\n", back.sa_handler == on_urg ? "ours" : "other",
+    printf("itimer: urg handler %s, SA_ONSTACK %s, calls %d\n",
+           back.sa_handler == on_urg ? "ours" : back.sa_handler == SIG_DFL ? "default" : "other",
            (back.sa_flags & SA_ONSTACK) ? "set" : "clear", (int)urgs);
     return 0;
   }

@@ -1,5 +1,5 @@
 /* latecore.c: a stand-in for the tracing core (OCCA_TOOLS_CORE) that makes
- * two threads as it starts running, as the Go runtime may then (a goroutine
+ * three threads as it starts running, as the Go runtime may then (a goroutine
  * that blocks in a call to C gets its P handed to a new thread). It records
  * nothing: every event kind is off, and the writer never runs.
  *
@@ -11,7 +11,10 @@
  *   - late keeps SIGCHLD blocked until the program has installed a handler
  *     of its own, after the stand-in, as a thread starved past the
  *     stand-in's wait would: the mark the stand-in sent it must not reach
- *     that handler. */
+ *     that handler.
+ *   - preempt sends itself a SIGURG once the program has a SIGURG handler,
+ *     as the Go runtime preempts a goroutine: it must not spend the
+ *     program's SA_RESETHAND. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -36,10 +39,10 @@ static void *idle(void *arg) {
   return arg;
 }
 
-/* SIGCHLD's action as the kernel holds it, whatever sigaction() says. */
-static void *kernel_chld_handler(void) {
+/* sig's handler as the kernel holds it, whatever sigaction() says. */
+static void *kernel_handler(int sig) {
   void *k[8] = {0}; /* the kernel's struct sigaction starts with the handler */
-  syscall(SYS_rt_sigaction, (long)SIGCHLD, NULL, k, 8L);
+  syscall(SYS_rt_sigaction, (long)sig, NULL, k, 8L);
   return k[0];
 }
 
@@ -52,15 +55,31 @@ static void *late(void *arg) {
   pthread_sigmask(SIG_BLOCK, &chld, NULL);
   /* The stand-in goes in, then the program's handler. */
   const struct timespec ms = {0, 1000 * 1000};
-  void *seen = kernel_chld_handler();
+  void *seen = kernel_handler(SIGCHLD);
   atomic_store(&late_started, 1);
   for (int changes = 0; changes < 2;) {
     nanosleep(&ms, NULL);
-    void *now = kernel_chld_handler();
+    void *now = kernel_handler(SIGCHLD);
     if (now != seen)
       seen = now, changes++;
   }
   pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
+  for (;;)
+    pause();
+  return arg;
+}
+
+/* Once the program has a SIGURG handler, a SIGURG to this thread, as the
+ * Go runtime preempts a goroutine. */
+static void *preempt(void *arg) {
+  sigset_t urg;
+  sigemptyset(&urg);
+  sigaddset(&urg, SIGURG);
+  pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
+  const struct timespec ms = {0, 1000 * 1000};
+  for (void *h = kernel_handler(SIGURG); h == (void *)SIG_DFL || h == (void *)SIG_IGN; h = kernel_handler(SIGURG))
+    nanosleep(&ms, NULL);
+  syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), (long)SIGURG);
   for (;;)
     pause();
   return arg;
@@ -87,6 +106,8 @@ EXPORT void OccaToolsCoreRun(void) {
     while (!atomic_load(&late_started))
       nanosleep(&ms, NULL);
   }
+  if (pthread_create(&t, NULL, preempt, NULL) == 0)
+    pthread_detach(t);
 }
 
 EXPORT void OccaToolsCoreDecideDevice(const char *mode, int64_t index, const char *props, ot_decision_t *out) {
