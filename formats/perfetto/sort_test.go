@@ -25,6 +25,34 @@ func TestSortHeld(t *testing.T) {
 	}
 }
 
+// Rows nearly in order, as a trace's arrive, sort by insertion alone; the
+// same rows with their last quarter reversed, far past insertionMoves,
+// have their sorted prefix finished by the radix sort. Both as cmpHeld,
+// ties included (rows in pairs of one start, slices of three lengths).
+func TestSortHeldNearlySorted(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	const n = 10000
+	for _, far := range []bool{false, true} {
+		hs := make([]held, n)
+		for i := range hs {
+			// Each four rows start at 2g+1, 2g+1, 2g, 2g: one move a row.
+			hs[i] = held{start: int64(i/4*2 + (i%4^3)/2), dur: rng.Int63n(3)}
+		}
+		if far {
+			slices.Reverse(hs[3*n/4:])
+		}
+		for i := range hs {
+			hs[i].seq = uint64(i)
+		}
+		want := slices.Clone(hs)
+		slices.SortFunc(want, cmpHeld)
+		sortHeld(hs, nil)
+		if !slices.Equal(hs, want) {
+			t.Fatalf("far %v: sortHeld differs from cmpHeld", far)
+		}
+	}
+}
+
 // Many rows at one start, each as long as or longer than the one before
 // (slices begun at one tick of a coarse clock, ended one after another):
 // enclosing-first is nearly the reverse of arrival, with equal lengths
