@@ -382,62 +382,112 @@ static void call_action(const struct sigaction *a, int sig, siginfo_t *info, voi
 
 /* A handler of the program's installed behind one of the tool's
  * trampolines (SIGURG's, SIGCHLD's below), which gives the program the
- * signals that are its own. A handler may run on another thread while
- * sigaction() changes the program's action: it reads the slot `now` points
- * to, and a change fills the other one. The trampoline goes in without the
- * program's SA_RESETHAND and carries it out itself, on a signal of the
- * program's: the kernel would spend it on whichever signal came first, the
- * tool's ones included, and the program's next signal found SIG_DFL. */
+ * signals that are its own. The trampoline goes in without the program's
+ * SA_RESETHAND and carries it out itself, on a signal of the program's:
+ * the kernel would spend it on whichever signal came first, the tool's
+ * ones included, and the program's next signal found SIG_DFL.
+ *
+ * A handler may run on another thread while sigaction() changes the
+ * program's action. Changes fill the slot handlers do not read (`now`
+ * points to the other), under the signal lock; gen is odd while one does,
+ * and a handler takes its copy again when gen moved meanwhile (a second
+ * change refilled its slot): it never calls a torn action. */
 typedef struct {
   struct sigaction program;  /* as the kernel would read it back */
   struct sigaction replaced; /* SIGURG's: the action before it, the Go runtime's */
-  _Atomic int reset;         /* the program's SA_RESETHAND was carried out */
+  int reset;                 /* SA_RESETHAND carried out; under the signal lock */
 } behind_slot;
 typedef struct {
   behind_slot slot[2];
   behind_slot *_Atomic now;
+  _Atomic unsigned gen;
 } behind;
 
-/* The slot a change fills, under the signal lock: not the one read now. */
-static behind_slot *behind_fill(behind *b, const struct sigaction *program) {
+/* Starts a change, under the signal lock: the slot it fills. */
+static behind_slot *behind_begin(behind *b, const struct sigaction *program) {
   behind_slot *now = atomic_load(&b->now);
   behind_slot *fill = now == &b->slot[0] ? &b->slot[1] : &b->slot[0];
+  atomic_fetch_add(&b->gen, 1);
   fill->program = as_kernel_keeps(program);
   fill->replaced = now->replaced;
-  atomic_store(&fill->reset, 0);
+  fill->reset = 0;
   return fill;
 }
 
+/* Ends the change: handlers read fill from now on. */
+static void behind_end(behind *b, behind_slot *fill) {
+  atomic_store(&b->now, fill);
+  atomic_fetch_add(&b->gen, 1);
+}
+
+/* Copies the slot handlers read, whole, and returns the generation it
+ * belongs to. A change takes a few stores on a thread that blocks every
+ * signal: the wait for it is short. */
+static unsigned behind_read(behind *b, behind_slot *out) {
+  for (;;) {
+    unsigned g = atomic_load(&b->gen);
+    if (!(g & 1)) {
+      *out = *atomic_load(&b->now);
+      atomic_thread_fence(memory_order_acquire);
+      if (atomic_load_explicit(&b->gen, memory_order_relaxed) == g)
+        return g;
+    }
+    sched_yield();
+  }
+}
+
 /* What the kernel is given for the program's handler act: the trampoline,
- * with the program's flags and mask, SA_RESETHAND left to the trampoline. */
+ * with the program's flags and mask, SA_RESETHAND and SA_NODEFER left to
+ * the trampoline. The trampoline runs on a core thread's signal stack
+ * (SA_ONSTACK: Go's, 32 KiB) where the kernel gives it a signal there:
+ * with SA_NODEFER, a storm of SIGURGs sent to the process nested there
+ * until it overflowed (a System V signal() handler, SA_RESETHAND |
+ * SA_NODEFER, that installs itself again: a crash in 3 runs of 60). */
 typedef void (*trampoline_fn)(int, siginfo_t *, void *);
 static struct sigaction behind_install(const struct sigaction *act, trampoline_fn trampoline) {
   struct sigaction install = *act;
   install.sa_sigaction = trampoline;
-  install.sa_flags = (act->sa_flags | SA_SIGINFO | SA_ONSTACK) & ~SA_RESETHAND;
+  install.sa_flags = (act->sa_flags | SA_SIGINFO | SA_ONSTACK) & ~(SA_RESETHAND | SA_NODEFER);
   return install;
 }
 
-/* Gives the program's handler its signal, in a trampoline. */
+/* Gives the program's handler its signal, in a trampoline. SA_NODEFER
+ * holds on the program's threads, where the handler runs on the stack the
+ * program chose; on a core thread the signal stays blocked until the
+ * handler returns, and one that comes meanwhile waits for it. */
 static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) {
-  behind_slot *a = atomic_load(&b->now);
-  if (a->program.sa_flags & SA_RESETHAND) {
-    /* A second signal before the reset below found SIG_DFL, which ignores
-     * both SIGURG and SIGCHLD. */
-    if (atomic_exchange(&a->reset, 1))
-      return;
-    int saved_errno = errno;
+  behind_slot a;
+  unsigned g = behind_read(b, &a);
+  if ((a.program.sa_flags & SA_NODEFER) && !ot_on_core_thread()) {
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  }
+  if (a.program.sa_flags & SA_RESETHAND) {
+    int saved_errno = errno, second = 0;
     sigset_t saved;
     lock_signals(&saved);
-    if (atomic_load(&b->now) == a) { /* not replaced meanwhile */
-      struct sigaction dfl = a->program;
-      dfl.sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
-      real_sigaction(sig, &dfl, NULL);
+    /* Where the program changed its action since, the signal came before
+     * the change: its handler takes it, and the change stands. */
+    if (atomic_load(&b->gen) == g) {
+      behind_slot *now = atomic_load(&b->now);
+      second = now->reset;
+      if (!second) {
+        struct sigaction dfl = a.program;
+        dfl.sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
+        real_sigaction(sig, &dfl, NULL);
+        now->reset = 1;
+      }
     }
     unlock_signals(&saved);
     errno = saved_errno;
+    /* A second signal before the reset found SIG_DFL, which ignores both
+     * SIGURG and SIGCHLD. */
+    if (second)
+      return;
   }
-  call_action(&a->program, sig, info, ctx);
+  call_action(&a.program, sig, info, ctx);
 }
 
 /* SIGURG: the Go runtime signals its own threads with it (tgkill) to
@@ -452,10 +502,13 @@ static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) 
 static behind urg_behind = {.now = &urg_behind.slot[0]};
 
 static void urg_trampoline(int sig, siginfo_t *info, void *ctx) {
-  if (info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread())
-    call_action(&atomic_load(&urg_behind.now)->replaced, sig, info, ctx);
-  else
+  if (info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread()) {
+    behind_slot a;
+    behind_read(&urg_behind, &a);
+    call_action(&a.replaced, sig, info, ctx);
+  } else {
     behind_call_program(&urg_behind, sig, info, ctx);
+  }
 }
 
 static int is_urg_trampoline(const struct sigaction *a) {
@@ -474,10 +527,10 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
   if (rc == 0 && act) {
     struct sigaction install = *act;
     if (is_function(act)) {
-      behind_slot *fill = behind_fill(&urg_behind, act);
+      behind_slot *fill = behind_begin(&urg_behind, act);
       if (!behind_now)
         fill->replaced = cur;
-      atomic_store(&urg_behind.now, fill);
+      behind_end(&urg_behind, fill);
       install = behind_install(act, urg_trampoline);
     }
     rc = next(SIGURG, &install, NULL);
@@ -700,7 +753,7 @@ static int chld_behind_sigaction(sigaction_fn next, const struct sigaction *act,
     old.sa_flags &= ~SA_ONSTACK;
   *rc = 0;
   if (act && goes_behind) {
-    atomic_store(&chld_behind.now, behind_fill(&chld_behind, act));
+    behind_end(&chld_behind, behind_begin(&chld_behind, act));
     struct sigaction install = behind_install(act, chld_trampoline);
     *rc = next(SIGCHLD, &install, NULL);
   } else if (act) {
