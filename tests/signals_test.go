@@ -328,14 +328,17 @@ func TestPreemptionSparesOneShotURGHandler(t *testing.T) {
 // crash in 4 of 40 runs through the shim). The trampoline defers the
 // signal on the core's threads now, and honours SA_NODEFER on the
 // program's: the program ends normally, untraced, linked and through the
-// shim, twice each.
+// shim, twice each. The same storm of SIGCHLDs, whose handlers go in as
+// the program gave them (SA_ONSTACK added), ends normally too.
 func TestSignalStormWithChangingHandlers(t *testing.T) {
 	line := regexp.MustCompile(`^storm: [1-9][0-9]* changes, [0-9]+ calls\n$`)
-	for _, mode := range []int{untraced, linked, shim, linked, shim} {
-		r := runTracedEnv(t, "storm", "[output]\n", mode, nil, "0.5")
-		if r.exit != "exit 0" || !line.MatchString(r.stdout) || r.stderr != "" {
-			t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant exit 0, %s, nothing",
-				modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), line)
+	for _, sig := range []string{"urg", "chld"} {
+		for _, mode := range []int{untraced, linked, shim, linked, shim} {
+			r := runTracedEnv(t, "storm", "[output]\n", mode, nil, sig, "0.5")
+			if r.exit != "exit 0" || !line.MatchString(r.stdout) || r.stderr != "" {
+				t.Errorf("%s (%s): %s, stdout %q, stderr:\n%s\nwant exit 0, %s, nothing",
+					sig, modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), line)
+			}
 		}
 	}
 }

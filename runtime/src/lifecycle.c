@@ -725,43 +725,73 @@ static void chld_trampoline(int sig, siginfo_t *info, void *ctx) {
   behind_call_program(&chld_behind, sig, info, ctx);
 }
 
-static int is_chld_trampoline(const struct sigaction *a) {
-  return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == chld_trampoline;
-}
-
 /* The kernel discards pending signals, marks included, as SIG_IGN goes in. */
 static void chld_action_set(const struct sigaction *act) {
   if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_IGN)
     atomic_store(&chld_marks, 0);
 }
 
-/* sigaction() for SIGCHLD under the signal lock, where the trampoline is in
- * or goes in: 1 with *rc and *oact filled; 0 where it has nothing to do. */
-static int chld_behind_sigaction(sigaction_fn next, const struct sigaction *act, struct sigaction *oact,
-                                 int *rc) {
+/* SIGPROF's and SIGSTKFLT's handlers with SA_NODEFER go behind a
+ * trampoline too, as SIGCHLD's do: installed as given, with SA_ONSTACK,
+ * a storm of such signals nested on a core thread's 32 KiB signal stack
+ * until it overflowed (SIGCHLD, System V signal() handlers: a crash or a
+ * core thread stuck in handlers, the final flush timed out, in 3 runs of
+ * 100 of tests/signals/storm.c). */
+static behind prof_behind = {.now = &prof_behind.slot[0]};
+static behind stkflt_behind = {.now = &stkflt_behind.slot[0]};
+
+static behind *go_sig_behind(int sig) {
+  switch (sig) {
+  case SIGCHLD:
+    return &chld_behind;
+  case SIGPROF:
+    return &prof_behind;
+  default:
+    return &stkflt_behind;
+  }
+}
+
+static void nodefer_trampoline(int sig, siginfo_t *info, void *ctx) {
+  behind_call_program(go_sig_behind(sig), sig, info, ctx);
+}
+
+static trampoline_fn go_sig_trampoline(int sig) { return sig == SIGCHLD ? chld_trampoline : nodefer_trampoline; }
+
+/* sigaction() under the signal lock for a signal that lands on the core's
+ * threads (on_go_threads), where its trampoline is in or a handler goes
+ * behind it: SIGCHLD's while marks are outstanding, any with SA_NODEFER.
+ * Once in, the trampoline takes the program's handlers until SIG_DFL or
+ * SIG_IGN. 1 with *rc and *oact filled; 0 where it has nothing to do. */
+static int behind_sigaction(sigaction_fn next, int sig, const struct sigaction *act, struct sigaction *oact,
+                            int *rc) {
+  trampoline_fn trampoline = go_sig_trampoline(sig);
+  behind *b = go_sig_behind(sig);
   struct sigaction cur;
   memset(&cur, 0, sizeof cur);
-  if (next(SIGCHLD, NULL, &cur) != 0)
+  if (next(sig, NULL, &cur) != 0)
     return 0;
-  int is_behind = is_chld_trampoline(&cur), goes_behind = act && is_function(act);
-  if (!is_behind && !(goes_behind && atomic_load(&chld_marks) > 0))
+  int is_behind = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trampoline;
+  int wants = act && ((act->sa_flags & SA_NODEFER) || (sig == SIGCHLD && atomic_load(&chld_marks) > 0));
+  int goes_behind = act && is_function(act) && (is_behind || wants);
+  if (!is_behind && !goes_behind)
     return 0;
   struct sigaction old = cur;
   if (is_behind)
-    old = atomic_load(&chld_behind.now)->program;
-  else if (atomic_load(&onstack_added[SIGCHLD]) && is_function(&old))
+    old = atomic_load(&b->now)->program;
+  else if (atomic_load(&onstack_added[sig]) && is_function(&old))
     old.sa_flags &= ~SA_ONSTACK;
   *rc = 0;
-  if (act && goes_behind) {
-    behind_end(&chld_behind, behind_begin(&chld_behind, act));
-    struct sigaction install = behind_install(act, chld_trampoline);
-    *rc = next(SIGCHLD, &install, NULL);
+  if (goes_behind) {
+    behind_end(b, behind_begin(b, act));
+    struct sigaction install = behind_install(act, trampoline);
+    *rc = next(sig, &install, NULL);
   } else if (act) {
-    *rc = next(SIGCHLD, act, NULL);
+    *rc = next(sig, act, NULL);
   }
   if (*rc == 0 && act) {
-    atomic_store(&onstack_added[SIGCHLD], 0);
-    chld_action_set(act);
+    atomic_store(&onstack_added[sig], 0);
+    if (sig == SIGCHLD)
+      chld_action_set(act);
   }
   if (*rc == 0 && oact)
     *oact = old;
@@ -790,7 +820,7 @@ static int onstack_sigaction(sigaction_fn next, int sig, const struct sigaction 
     return chld_sigaction(next, orig_act, oact);
   }
   int rc = 0;
-  if (sig == SIGCHLD && chld_behind_sigaction(next, orig_act, oact, &rc)) {
+  if (on_go_threads(sig) && behind_sigaction(next, sig, orig_act, oact, &rc)) {
     unlock_signals(&saved);
     return rc;
   }
@@ -815,8 +845,16 @@ static void onstack_existing(void) {
   for (int sig = 1; sig < NSIG; sig++) {
     struct sigaction cur;
     memset(&cur, 0, sizeof cur);
-    if (!on_go_threads(sig) || real_sigaction(sig, NULL, &cur) != 0 || !is_function(&cur) ||
-        (cur.sa_flags & SA_ONSTACK))
+    if (!on_go_threads(sig) || real_sigaction(sig, NULL, &cur) != 0 || !is_function(&cur))
+      continue;
+    if (cur.sa_flags & SA_NODEFER) { /* behind its trampoline (behind_sigaction) */
+      behind *b = go_sig_behind(sig);
+      behind_end(b, behind_begin(b, &cur));
+      struct sigaction install = behind_install(&cur, go_sig_trampoline(sig));
+      real_sigaction(sig, &install, NULL);
+      continue;
+    }
+    if (cur.sa_flags & SA_ONSTACK)
       continue;
     cur.sa_flags |= SA_ONSTACK;
     if (real_sigaction(sig, &cur, NULL) == 0)

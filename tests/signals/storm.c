@@ -1,12 +1,14 @@
-/* storm: a storm of SIGURGs sent to the process (kill) while two threads
- * change its handler as fast as they can, between three kinds: a plain
+/* storm: a storm of signals sent to the process (kill) while two threads
+ * change their handler as fast as they can, between three kinds: a plain
  * handler, a one-shot SA_SIGINFO one, and a System V signal() one
  * (SA_RESETHAND | SA_NODEFER) that installs itself again, as programs
- * built for strict ISO C get from signal(). Traced, the SIGURGs land on
- * the core's threads too, where the program's handlers run behind the
- * tool's trampoline on Go's 32 KiB signal stacks (tests/signals_test.go).
+ * built for strict ISO C get from signal(). Traced, the signals land on
+ * the core's threads too, where the program's handlers run on Go's 32 KiB
+ * signal stacks: SIGURG's behind the tool's trampoline, SIGCHLD's as
+ * installed (tests/signals_test.go). Both are ignored by default, so the
+ * storm does not end the program between a reset and the next handler.
  *
- *   storm SECONDS             prints the changes and calls made, which
+ *   storm urg|chld SECONDS    prints the changes and calls made, which
  *                             vary from run to run, and ends with exit 0 */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -20,6 +22,7 @@
 
 static _Atomic long calls, changes;
 static _Atomic int stop;
+static int storm_sig = SIGURG;
 
 static void plain(int sig) { (void)sig, calls++; }
 static void oneshot(int sig, siginfo_t *info, void *ctx) { (void)sig, (void)info, (void)ctx, calls++; }
@@ -50,7 +53,7 @@ static void *changer(void *arg) {
       sa.sa_handler = sysv;
       sa.sa_flags = SA_RESETHAND | SA_NODEFER;
     }
-    sigaction(SIGURG, &sa, NULL);
+    sigaction(storm_sig, &sa, NULL);
     changes++;
   }
   return arg;
@@ -58,16 +61,22 @@ static void *changer(void *arg) {
 
 static void *sender(void *arg) {
   while (!stop) {
-    kill(getpid(), SIGURG);
+    kill(getpid(), storm_sig);
     sched_yield();
   }
   return arg;
 }
 
 int main(int argc, char **argv) {
-  double seconds = argc == 2 ? atof(argv[1]) : 0;
-  if (seconds <= 0 || seconds > 60) {
-    fprintf(stderr, "usage: storm SECONDS\n");
+  double seconds = argc == 3 ? atof(argv[2]) : 0;
+  const char *names[] = {"urg", "chld"};
+  const int sigs[] = {SIGURG, SIGCHLD};
+  int named = 0;
+  for (int i = 0; i < 2; i++)
+    if (argc == 3 && strcmp(argv[1], names[i]) == 0)
+      storm_sig = sigs[i], named = 1;
+  if (!named || seconds <= 0 || seconds > 60) {
+    fprintf(stderr, "usage: storm urg|chld SECONDS\n");
     return 2;
   }
   pthread_t t[4];
@@ -88,7 +97,7 @@ int main(int argc, char **argv) {
   stop = 1;
   for (int i = 0; i < 4; i++)
     pthread_join(t[i], NULL);
-  signal(SIGURG, SIG_IGN);
+  signal(storm_sig, SIG_IGN);
   printf("storm: %ld changes, %ld calls\n", (long)changes, (long)calls);
   return 0;
 }
