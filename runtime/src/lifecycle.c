@@ -381,8 +381,8 @@ static void call_action(const struct sigaction *a, int sig, siginfo_t *info, voi
 }
 
 /* A handler of the program's installed behind one of the tool's
- * trampolines (SIGURG's, SIGCHLD's below), which gives the program the
- * signals that are its own. The trampoline goes in without the program's
+ * trampolines (SIGURG's; SIGCHLD's, SIGPROF's and SIGSTKFLT's below),
+ * which gives the program the signals that are its own. The trampoline goes in without the program's
  * SA_RESETHAND and carries it out itself, on a signal of the program's:
  * the kernel would spend it on whichever signal came first, the tool's
  * ones included, and the program's next signal found SIG_DFL.
@@ -442,7 +442,8 @@ static unsigned behind_read(behind *b, behind_slot *out) {
  * (SA_ONSTACK: Go's, 32 KiB) where the kernel gives it a signal there:
  * with SA_NODEFER, a storm of SIGURGs sent to the process nested there
  * until it overflowed (a System V signal() handler, SA_RESETHAND |
- * SA_NODEFER, that installs itself again: a crash in 3 runs of 60). */
+ * SA_NODEFER, that installs itself again: a crash in 4 runs of 40 of
+ * tests/signals/storm.c). */
 typedef void (*trampoline_fn)(int, siginfo_t *, void *);
 static struct sigaction behind_install(const struct sigaction *act, trampoline_fn trampoline) {
   struct sigaction install = *act;
@@ -482,10 +483,14 @@ static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) 
     }
     unlock_signals(&saved);
     errno = saved_errno;
-    /* A second signal before the reset found SIG_DFL, which ignores both
-     * SIGURG and SIGCHLD. */
-    if (second)
+    /* A second signal before the reset: SIG_DFL's, which is in place now.
+     * It ignores SIGURG and SIGCHLD, and ends the process for SIGPROF and
+     * SIGSTKFLT. */
+    if (second) {
+      if (sig != SIGURG && sig != SIGCHLD)
+        raise_again(sig);
       return;
+    }
   }
   call_action(&a.program, sig, info, ctx);
 }
