@@ -300,6 +300,15 @@ func TestURGHandlerGetsOnlyItsOwnSignals(t *testing.T) {
 	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: urg handler ours, SA_ONSTACK clear, calls 5\n", "urg")
 }
 
+// A SIGURG handler installed with SA_NODEFER goes in behind the trampoline
+// without it (on a core thread's small signal stack, nested signals
+// overflowed it: TestSignalStormWithChangingHandlers); on the program's
+// threads the trampoline unblocks SIGURG before it calls the handler, so
+// the handler runs with SIGURG unblocked there, as untraced.
+func TestNoDeferHoldsOnProgramThreads(t *testing.T) {
+	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: urg nodefer, blocked in the handler no, calls 1\n", "urg", "nodefer")
+}
+
 // A SIGURG handler installed with SA_RESETHAND went in behind the
 // trampoline with that flag, and the kernel spent the reset on the first
 // SIGURG: a preemption signal of the Go runtime's, after which the
@@ -320,16 +329,18 @@ func TestPreemptionSparesOneShotURGHandler(t *testing.T) {
 	}
 }
 
-// A storm of SIGURGs sent to the process while two threads change its
-// handler between a plain one, a one-shot one and a System V signal() one
-// (SA_RESETHAND | SA_NODEFER, installed again by itself): traced, the
-// signals that landed on the core's threads nested on Go's 32 KiB signal
-// stacks, SA_NODEFER passed on to the trampoline, until one overflowed (a
-// crash in 4 of 40 runs through the shim). The trampoline defers the
-// signal on the core's threads now, and honours SA_NODEFER on the
-// program's: the program ends normally, untraced, linked and through the
-// shim, twice each. The same storm of SIGCHLDs, whose handlers go in as
-// the program gave them (SA_ONSTACK added), ends normally too.
+// A storm of SIGURGs sent to the process, which blocks them in its own
+// threads, while two threads change its handler between a plain one, a
+// one-shot one and a System V signal() one (SA_RESETHAND | SA_NODEFER,
+// installed again by itself): traced, the signals landed on the core's
+// threads and nested on Go's 32 KiB signal stacks, SA_NODEFER passed on
+// to the trampoline, until one overflowed (a crash in 3 of 20 runs
+// through the shim). The trampoline defers the signal on the core's
+// threads now: the program ends normally, untraced, linked and through
+// the shim, twice each. The same storm of SIGCHLDs ends normally too: its
+// handlers with SA_NODEFER go behind a trampoline as well (installed as
+// given, they nested the same way once the runtime's sigaction() took a
+// little longer).
 func TestSignalStormWithChangingHandlers(t *testing.T) {
 	line := regexp.MustCompile(`^storm: [1-9][0-9]* changes, [0-9]+ calls\n$`)
 	for _, sig := range []string{"urg", "chld"} {

@@ -13,6 +13,8 @@
  *                             itself with kill(): prints how many calls the
  *                             handler had (5 untraced); oneshot: installed
  *                             with SA_RESETHAND, 2 SIGURGs (1 call untraced)
+ *   itimer urg nodefer        a SIGURG handler with SA_NODEFER, raised once:
+ *                             prints whether SIGURG was blocked in it (no)
  *   itimer altstack           a 16 KiB signal stack (sigaltstack, as for a
  *                             SIGSEGV handler) and a SIGALRM handler without
  *                             SA_ONSTACK that uses 64 KiB of stack, raised 5
@@ -58,6 +60,13 @@ static void on_prof(int sig) {
 }
 static void on_urg(int sig) {
   (void)sig;
+  urgs++;
+}
+static volatile sig_atomic_t urg_blocked = -1;
+static void on_urg_nodefer(int sig) {
+  sigset_t now;
+  pthread_sigmask(SIG_BLOCK, NULL, &now);
+  urg_blocked = sigismember(&now, sig);
   urgs++;
 }
 
@@ -156,10 +165,11 @@ int main(int argc, char **argv) {
   if ((argc == 3 || (argc == 4 && strcmp(argv[3], "oneshot") == 0)) && strcmp(argv[1], "sigchld") == 0 &&
       (strcmp(argv[2], "signalfd") == 0 || strcmp(argv[2], "sigtimedwait") == 0))
     return sigchld(argv[2], argc == 4);
-  if ((argc != 2 && !(argc == 3 && strcmp(argv[1], "urg") == 0 && strcmp(argv[2], "oneshot") == 0)) ||
+  if ((argc != 2 && !(argc == 3 && strcmp(argv[1], "urg") == 0 &&
+                      (strcmp(argv[2], "oneshot") == 0 || strcmp(argv[2], "nodefer") == 0))) ||
       (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "sigset") != 0 &&
        strcmp(argv[1], "urg") != 0 && strcmp(argv[1], "altstack") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg [oneshot]|altstack|sigchld signalfd|sigtimedwait [oneshot]\n");
+    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg [oneshot|nodefer]|altstack|sigchld signalfd|sigtimedwait [oneshot]\n");
     return 2;
   }
   if (strcmp(argv[1], "altstack") == 0) {
@@ -181,6 +191,19 @@ int main(int argc, char **argv) {
     sigaction(SIGALRM, NULL, &back);
     printf("itimer: alarm handler %s, SA_ONSTACK %s, calls %d\n", back.sa_handler == on_alarm ? "ours" : "other",
            (back.sa_flags & SA_ONSTACK) ? "set" : "clear", (int)alarms);
+    return 0;
+  }
+  if (strcmp(argv[1], "urg") == 0 && argc == 3 && strcmp(argv[2], "nodefer") == 0) {
+    /* raise(): to this thread, one of the program's, where SA_NODEFER
+     * leaves the signal unblocked in its handler. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_urg_nodefer;
+    sa.sa_flags = SA_RESTART | SA_NODEFER;
+    sigaction(SIGURG, &sa, NULL);
+    raise(SIGURG);
+    printf("itimer: urg nodefer, blocked in the handler %s, calls %d\n",
+           urg_blocked == 1 ? "yes" : urg_blocked == 0 ? "no" : "unknown", (int)urgs);
     return 0;
   }
   if (strcmp(argv[1], "urg") == 0) {
