@@ -853,10 +853,13 @@ static void onstack_existing(void) {
     if (!on_go_threads(sig) || real_sigaction(sig, NULL, &cur) != 0 || !is_function(&cur))
       continue;
     if (cur.sa_flags & SA_NODEFER) { /* behind its trampoline (behind_sigaction) */
+      sigset_t saved;
+      lock_signals(&saved);
       behind *b = go_sig_behind(sig);
       behind_end(b, behind_begin(b, &cur));
       struct sigaction install = behind_install(&cur, go_sig_trampoline(sig));
       real_sigaction(sig, &install, NULL);
+      unlock_signals(&saved);
       continue;
     }
     if (cur.sa_flags & SA_ONSTACK)
