@@ -40,9 +40,10 @@
  * the process ends without exit() (runtime/src/lifecycle.c), its own
  * descriptors (runtime/src/fds.c), to end the process with the
  * application's last thread (runtime/src/lastthread.c) and to flush before
- * an exec (runtime/src/exec.c), but a dlopen'ed library interposes nothing; the shim, preloaded, comes first and
- * forwards them to the runtime it loaded, or to the next definition (libc,
- * or the runtime the program links) when it loaded none. */
+ * an exec (runtime/src/exec.c), but a dlopen'ed library interposes
+ * nothing; the shim, preloaded, comes first and forwards them to the
+ * runtime it loaded, or to the next definition (libc, or the runtime the
+ * program links) when it loaded none. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

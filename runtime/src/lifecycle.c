@@ -371,6 +371,12 @@ static int is_function(const struct sigaction *a) {
 
 static int on_go_threads(int sig) { return sig == SIGPROF || sig == SIGCHLD || sig == SIGSTKFLT; }
 
+/* Whether the process sent this signal to one of the core's threads with
+ * tgkill: the Go runtime's preemption (SIGURG), or SIGCHLD's mark. */
+static int sent_to_core_thread(const siginfo_t *info) {
+  return info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread();
+}
+
 static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx) {
   if (a->sa_flags & SA_SIGINFO) {
     if (a->sa_sigaction)
@@ -382,10 +388,11 @@ static void call_action(const struct sigaction *a, int sig, siginfo_t *info, voi
 
 /* A handler of the program's installed behind one of the tool's
  * trampolines (SIGURG's; SIGCHLD's, SIGPROF's and SIGSTKFLT's below),
- * which gives the program the signals that are its own. The trampoline goes in without the program's
- * SA_RESETHAND and carries it out itself, on a signal of the program's:
- * the kernel would spend it on whichever signal came first, the tool's
- * ones included, and the program's next signal found SIG_DFL.
+ * which gives the program the signals that are its own. The trampoline
+ * goes in without the program's SA_RESETHAND and carries it out itself, on
+ * a signal of the program's: the kernel would spend it on whichever signal
+ * came first, the tool's ones included, and the program's next signal
+ * found SIG_DFL.
  *
  * A handler may run on another thread while sigaction() changes the
  * program's action. Changes fill the slot handlers do not read (`now`
@@ -507,7 +514,7 @@ static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) 
 static behind urg_behind = {.now = &urg_behind.slot[0]};
 
 static void urg_trampoline(int sig, siginfo_t *info, void *ctx) {
-  if (info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread()) {
+  if (sent_to_core_thread(info)) {
     behind_slot a;
     behind_read(&urg_behind, &a);
     call_action(&a.replaced, sig, info, ctx);
@@ -580,10 +587,6 @@ static struct sigaction chld_program; /* the program's SIG_DFL action meanwhile 
 static _Atomic int chld_marks; /* sent and not yet taken */
 static const long chld_marks_wait_ms = 200;
 
-static int is_mark(const siginfo_t *info) {
-  return info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread();
-}
-
 /* One mark fewer outstanding; none where a SIG_IGN discarded them first. */
 static void take_mark(void) {
   int n = atomic_load(&chld_marks);
@@ -596,7 +599,7 @@ static void chld_handler(int sig, siginfo_t *info, void *ctx) {
     return;
   int saved = errno;
   sigaddset(&((ucontext_t *)ctx)->uc_sigmask, sig);
-  if (is_mark(info))
+  if (sent_to_core_thread(info)) /* a mark */
     take_mark();
   else
     kill(getpid(), sig); /* a child's: pass it on */
@@ -720,7 +723,7 @@ static int chld_sigaction(sigaction_fn next, const struct sigaction *act, struct
 static behind chld_behind = {.now = &chld_behind.slot[0]};
 
 static void chld_trampoline(int sig, siginfo_t *info, void *ctx) {
-  if (is_mark(info)) {
+  if (sent_to_core_thread(info)) { /* a mark */
     int saved_errno = errno;
     sigaddset(&((ucontext_t *)ctx)->uc_sigmask, sig);
     take_mark();

@@ -169,7 +169,8 @@ int main(int argc, char **argv) {
                       (strcmp(argv[2], "oneshot") == 0 || strcmp(argv[2], "nodefer") == 0))) ||
       (strcmp(argv[1], "sigaction") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "sigset") != 0 &&
        strcmp(argv[1], "urg") != 0 && strcmp(argv[1], "altstack") != 0)) {
-    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg [oneshot|nodefer]|altstack|sigchld signalfd|sigtimedwait [oneshot]\n");
+    fprintf(stderr, "usage: itimer sigaction|signal|sigset|urg [oneshot|nodefer]|altstack|"
+                    "sigchld signalfd|sigtimedwait [oneshot]\n");
     return 2;
   }
   if (strcmp(argv[1], "altstack") == 0) {
