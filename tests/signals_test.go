@@ -297,7 +297,7 @@ func TestProfilingSignalOnToolThreads(t *testing.T) {
 // sent itself (by kill, which may land on any thread), reads back its own
 // action, and the trace is complete, linked and through the preload shim.
 func TestURGHandlerGetsOnlyItsOwnSignals(t *testing.T) {
-	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: urg handler ours, SA_ONSTACK clear, calls 5\n", "urg")
+	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: urg before default; handler ours, SA_ONSTACK clear, calls 5\n", "urg")
 }
 
 // A SIGURG handler installed with SA_NODEFER goes in behind the trampoline
@@ -309,6 +309,33 @@ func TestNoDeferHoldsOnProgramThreads(t *testing.T) {
 	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", "itimer: urg nodefer, blocked in the handler no, calls 1\n", "urg", "nodefer")
 }
 
+// A handler with SA_NODEFER already in place as the tool starts (set from
+// .preinit_array), for a signal the Go runtime leaves unblocked on its
+// threads (SIGCHLD, SIGPROF, SIGSTKFLT) or sends them (SIGURG). The
+// program's only thread blocks the signal and sends it to the process 20
+// times: traced, the core's threads take each, and the handler must run
+// there with the signal blocked (else a storm nests on Go's small signal
+// stacks), its own 20 calls and no other, and read back as the program set
+// it. Untraced nothing takes them until main unblocks the signal. Before:
+// the three read back SA_ONSTACK (the Go runtime, starting, adds it
+// through the tool's sigaction()); SIGURG's read back as the Go runtime's
+// handler, which took the program's signals, the program's handler taking
+// Go's preemptions of main, in the start, instead (1 or 2 calls of 20).
+func TestEarlyNoDeferHandler(t *testing.T) {
+	for _, sig := range []string{"chld", "prof", "stkflt", "urg"} {
+		for _, mode := range []int{untraced, linked, shim} {
+			calls := map[bool]string{true: "0", false: "20"}[mode == untraced]
+			want := "early: " + sig + " handler ours, SA_NODEFER set, SA_ONSTACK clear; other threads " + calls +
+				" calls, 0 unblocked; main 1 call, unblocked yes\n"
+			r := runTraced(t, "early", "[output]\n", mode, sig)
+			if r.exit != "exit 0" || r.stdout != want || r.stderr != "" {
+				t.Errorf("%s (%s): %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing",
+					sig, modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), want)
+			}
+		}
+	}
+}
+
 // A SIGURG handler installed with SA_RESETHAND went in behind the
 // trampoline with that flag, and the kernel spent the reset on the first
 // SIGURG: a preemption signal of the Go runtime's, after which the
@@ -316,15 +343,28 @@ func TestNoDeferHoldsOnProgramThreads(t *testing.T) {
 // thread as Go does, every run). The trampoline resets on the program's
 // own signal now: one call, linked and through the preload shim, and the
 // action then reads back as SIG_DFL with the program's flags, as untraced.
+//
+// The Go runtime's preemptions must reach its own handler, set as it
+// loads. They reached the program's, or SIG_DFL, which dropped them:
+// latecore's handler got 1 of its 3 (one sent in the start to the
+// program's thread in the call, one to its thread once the program has a
+// handler, one at the shutdown, after the reset). The action the Go
+// runtime sets is the tool's side of the trampoline now, which stays in
+// whatever the program's action: 3 of 3, and SIGURG reads back as
+// SIG_DFL until the program sets a handler.
 func TestPreemptionSparesOneShotURGHandler(t *testing.T) {
-	want := "itimer: urg handler default, SA_ONSTACK clear, calls 1\n"
+	want := "itimer: urg before default; handler default, SA_ONSTACK clear, calls 1\n"
 	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", want, "urg", "oneshot")
-	core := []string{"OCCA_TOOLS_CORE=" + filepath.Join(buildDir, "tests", "latecore.so")}
 	for _, mode := range []int{linked, shim} {
-		r := runTracedEnv(t, "itimer", "[output]\n", mode, core, "urg", "oneshot")
+		report := filepath.Join(t.TempDir(), "preempts")
+		env := []string{"OCCA_TOOLS_CORE=" + filepath.Join(buildDir, "tests", "latecore.so"), "LATECORE_PREEMPTS=" + report}
+		r := runTracedEnv(t, "itimer", "[output]\n", mode, env, "urg", "oneshot")
 		if r.exit != "exit 0" || r.stdout != want || r.stderr != "" {
 			t.Errorf("latecore (%s): %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing",
 				modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), want)
+		}
+		if got, err := os.ReadFile(report); err != nil || string(got) != "preempts 3\n" {
+			t.Errorf("latecore (%s): its SIGURG handler reports %q (%v), want the 3 preemptions", modeNames[mode], got, err)
 		}
 	}
 }

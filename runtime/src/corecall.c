@@ -22,15 +22,19 @@
 enum { CORE_SIGSTACK = 64 * 1024 };
 
 static __thread void *thread_sigstack; /* the tool's signal stack for this thread */
+static OT_TLS int in_core_calls;       /* this thread runs the core's Go code */
 static pthread_key_t sigstack_key;
 static pthread_once_t sigstack_once = PTHREAD_ONCE_INIT;
 
 static void unmap_sigstack(void *mem) { munmap(mem, CORE_SIGSTACK); }
 static void make_key(void) { pthread_key_create(&sigstack_key, unmap_sigstack); }
 
+int ot_in_core_call(void) { return in_core_calls > 0; }
+
 /* Gives the thread a signal stack when it has none, and returns whether it
  * did. Async-signal-safe (mmap, sigaltstack; the key exists by then). */
 static int begin(void) {
+  in_core_calls++;
   stack_t cur;
   if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
     return 0;
@@ -46,6 +50,7 @@ static int begin(void) {
 }
 
 static void end(int installed) {
+  in_core_calls--;
   if (!installed)
     return;
   stack_t off = {.ss_flags = SS_DISABLE};

@@ -363,6 +363,7 @@ void ot_signals_rearm(void) {
  * stack its program had set up for SIGSEGV, and crashed it. */
 
 static _Atomic int core_loaded;
+static _Atomic pid_t core_loader; /* the thread in the core's dlopen(), where Go starts */
 static _Atomic unsigned char onstack_added[NSIG]; /* by the tool, not the program */
 
 static int is_function(const struct sigaction *a) {
@@ -372,9 +373,18 @@ static int is_function(const struct sigaction *a) {
 static int on_go_threads(int sig) { return sig == SIGPROF || sig == SIGCHLD || sig == SIGSTKFLT; }
 
 /* Whether the process sent this signal to one of the core's threads with
- * tgkill: the Go runtime's preemption (SIGURG), or SIGCHLD's mark. */
+ * tgkill: SIGCHLD's mark. */
 static int sent_to_core_thread(const siginfo_t *info) {
   return info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread();
+}
+
+/* Whether the process sent this SIGURG with tgkill to a thread running Go
+ * code: the Go runtime's preemption. A thread of the program's runs Go code
+ * inside a call into the core (the start in the runtime's constructor, a
+ * decision), where the program's handler took it (in 9 runs of 30 of
+ * tests/signals/early.c, linked). */
+static int sent_to_go(const siginfo_t *info) {
+  return info && info->si_code == SI_TKILL && info->si_pid == getpid() && (ot_on_core_thread() || ot_in_core_call());
 }
 
 static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx) {
@@ -401,7 +411,7 @@ static void call_action(const struct sigaction *a, int sig, siginfo_t *info, voi
  * change refilled its slot): it never calls a torn action. */
 typedef struct {
   struct sigaction program;  /* as the kernel would read it back */
-  struct sigaction replaced; /* SIGURG's: the action before it, the Go runtime's */
+  struct sigaction replaced; /* SIGURG's: the Go runtime's handler */
   int reset;                 /* SA_RESETHAND carried out; under the signal lock */
 } behind_slot;
 typedef struct {
@@ -466,6 +476,11 @@ static struct sigaction behind_install(const struct sigaction *act, trampoline_f
 static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) {
   behind_slot a;
   unsigned g = behind_read(b, &a);
+  if (a.reset) { /* SIGURG's trampoline stays in after the reset: SIG_DFL ignores it */
+    if (sig != SIGURG && sig != SIGCHLD)
+      raise_again(sig);
+    return;
+  }
   if ((a.program.sa_flags & SA_NODEFER) && !ot_on_core_thread()) {
     sigset_t one;
     sigemptyset(&one);
@@ -484,7 +499,8 @@ static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) 
       if (!second) {
         struct sigaction dfl = a.program;
         dfl.sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
-        real_sigaction(sig, &dfl, NULL);
+        if (sig != SIGURG) /* the Go runtime's preemption still needs SIGURG's */
+          real_sigaction(sig, &dfl, NULL);
         now->reset = 1;
       }
     }
@@ -505,16 +521,18 @@ static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) 
 /* SIGURG: the Go runtime signals its own threads with it (tgkill) to
  * preempt a goroutine, and a handler the program installed for SIGURG
  * (out-of-band socket data) received those: three in half a second of
- * tracing. So the program's SIGURG handler is installed behind a
- * trampoline that gives the action it replaced (the Go runtime's) what
- * the process sent one of the core's threads with tgkill, and the
- * program's handler everything else, on any thread: a SIGURG from the
- * kernel or another process may land on a core's thread, and is the
- * program's. sigaction() reads back the program's own action. */
+ * tracing. So once the Go runtime has its handler, SIGURG's action is a
+ * trampoline that gives the Go runtime's handler (`replaced`) what the
+ * process sent one of the core's threads with tgkill, and the program's
+ * action everything else, on any thread: a SIGURG from the kernel or
+ * another process may land on a core's thread, and is the program's.
+ * sigaction() reads back the program's own action, SIG_DFL and SIG_IGN
+ * included, and the trampoline stays in for them: with SIG_DFL in the
+ * kernel, the Go runtime lost its preemption signals. */
 static behind urg_behind = {.now = &urg_behind.slot[0]};
 
 static void urg_trampoline(int sig, siginfo_t *info, void *ctx) {
-  if (sent_to_core_thread(info)) {
+  if (sent_to_go(info)) {
     behind_slot a;
     behind_read(&urg_behind, &a);
     call_action(&a.replaced, sig, info, ctx);
@@ -527,7 +545,11 @@ static int is_urg_trampoline(const struct sigaction *a) {
   return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == urg_trampoline;
 }
 
-/* urg_sigaction is sigaction() for SIGURG while the core is loaded. */
+/* urg_sigaction is sigaction() for SIGURG while the core is loaded. The Go
+ * runtime sets its handler as it starts, inside the core's dlopen(),
+ * through this function: that one is the tool's, and the program's action
+ * stays as it was (a handler set before the tool started read back as the
+ * Go runtime's, and took none of its own signals). */
 static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct sigaction *oact) {
   sigset_t saved;
   lock_signals(&saved);
@@ -535,16 +557,26 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
   memset(&cur, 0, sizeof cur);
   int rc = next(SIGURG, NULL, &cur);
   int behind_now = is_urg_trampoline(&cur);
-  struct sigaction old = behind_now ? atomic_load(&urg_behind.now)->program : cur;
+  struct sigaction old = cur;
+  if (behind_now) {
+    behind_slot *now = atomic_load(&urg_behind.now);
+    old = now->program;
+    if (now->reset)
+      old.sa_handler = SIG_DFL;
+  }
   if (rc == 0 && act) {
+    int from_go = atomic_load(&core_loader) == (pid_t)syscall(SYS_gettid);
+    behind_slot *fill = behind_begin(&urg_behind, from_go ? &old : act);
+    if (from_go)
+      fill->replaced = *act;
+    else if (!behind_now)
+      fill->replaced = cur;
+    behind_end(&urg_behind, fill);
     struct sigaction install = *act;
-    if (is_function(act)) {
-      behind_slot *fill = behind_begin(&urg_behind, act);
-      if (!behind_now)
-        fill->replaced = cur;
-      behind_end(&urg_behind, fill);
-      install = behind_install(act, urg_trampoline);
-    }
+    if (is_function(&fill->program))
+      install = behind_install(&fill->program, urg_trampoline);
+    else if (is_function(&fill->replaced))
+      install = behind_install(&fill->replaced, urg_trampoline);
     rc = next(SIGURG, &install, NULL);
   }
   unlock_signals(&saved);
@@ -765,6 +797,22 @@ static void nodefer_trampoline(int sig, siginfo_t *info, void *ctx) {
 
 static trampoline_fn go_sig_trampoline(int sig) { return sig == SIGCHLD ? chld_trampoline : nodefer_trampoline; }
 
+/* The Go runtime, starting in the core, gives SA_ONSTACK to the handlers it
+ * finds: it reads the action back through this sigaction() and sets it
+ * again with the flag. Behind a trampoline, which has the flag already,
+ * that changes nothing of the program's, which must still read back the
+ * flags it gave (a SIGPROF handler with SA_NODEFER set before the tool
+ * started read back SA_ONSTACK: tests/signals/early.c). */
+static int go_adds_onstack(const struct sigaction *act, const behind *b) {
+  /* The flags a program sets; Go leaves out the one its libc adds
+   * (SA_RESTORER), which the program's action read back with. */
+  const int settable = SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER | SA_RESETHAND;
+  struct sigaction program = atomic_load(&b->now)->program, with = *act;
+  program.sa_flags = (program.sa_flags & settable) | SA_ONSTACK;
+  with.sa_flags &= settable;
+  return atomic_load(&core_loader) == (pid_t)syscall(SYS_gettid) && same_action(&with, &program);
+}
+
 /* sigaction() under the signal lock for a signal that lands on the core's
  * threads (on_go_threads), where its trampoline is in or a handler goes
  * behind it: SIGCHLD's while marks are outstanding, any with SA_NODEFER.
@@ -790,9 +838,11 @@ static int behind_sigaction(sigaction_fn next, int sig, const struct sigaction *
     old.sa_flags &= ~SA_ONSTACK;
   *rc = 0;
   if (goes_behind) {
-    behind_end(b, behind_begin(b, act));
-    struct sigaction install = behind_install(act, trampoline);
-    *rc = next(sig, &install, NULL);
+    if (!is_behind || !go_adds_onstack(act, b)) {
+      behind_end(b, behind_begin(b, act));
+      struct sigaction install = behind_install(act, trampoline);
+      *rc = next(sig, &install, NULL);
+    }
   } else if (act) {
     *rc = next(sig, act, NULL);
   }
@@ -1530,7 +1580,9 @@ static int load_core(void) {
   onstack_existing();
   atomic_store(&core_loaded, 1); /* its threads start inside dlopen */
   ot_lastthread_core_path(path);
+  atomic_store(&core_loader, (pid_t)syscall(SYS_gettid));
   core_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  atomic_store(&core_loader, 0);
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
   if (!core_handle) {
     atomic_store(&core_loaded, 0);

@@ -99,6 +99,10 @@ OT_HIDDEN void ot_lastthread_core_started(void);
  * Go runtime's, where the writer runs; not the reaper (lastthread.c).
  * Async-signal-safe. */
 OT_HIDDEN int ot_on_core_thread(void);
+/* Whether the calling thread, one the Go runtime did not make, is inside a
+ * call into the core: running Go code, which the Go runtime may preempt
+ * with a SIGURG (corecall.c). Async-signal-safe. */
+OT_HIDDEN int ot_in_core_call(void);
 /* fn(tid) for each thread of the core recorded so far that it has not been
  * called for before, and returns how many (lastthread.c). */
 OT_HIDDEN int ot_core_threads_once(void (*fn)(pid_t tid));

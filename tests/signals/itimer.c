@@ -10,7 +10,8 @@
  *                             how its handler reads back
  *   itimer urg [oneshot]      a SIGURG handler instead (out-of-band data),
  *                             the same recording, and 5 SIGURGs sent to
- *                             itself with kill(): prints how many calls the
+ *                             itself with kill(): prints how SIGURG's
+ *                             action read back before, how many calls the
  *                             handler had (5 untraced); oneshot: installed
  *                             with SA_RESETHAND, 2 SIGURGs (1 call untraced)
  *   itimer urg nodefer        a SIGURG handler with SA_NODEFER, raised once:
@@ -210,6 +211,8 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "urg") == 0) {
     int oneshot = argc == 3;
     struct sigaction sa;
+    sigaction(SIGURG, NULL, &sa);
+    int was_default = sa.sa_handler == SIG_DFL && !(sa.sa_flags & SA_SIGINFO);
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_urg;
     sa.sa_flags = SA_RESTART | (oneshot ? SA_RESETHAND : 0);
@@ -230,7 +233,7 @@ int main(int argc, char **argv) {
       nanosleep(&ms, NULL);
     struct sigaction back;
     sigaction(SIGURG, NULL, &back);
-    printf("itimer: urg handler %s, SA_ONSTACK %s, calls %d\n",
+    printf("itimer: urg before %s; handler %s, SA_ONSTACK %s, calls %d\n", was_default ? "default" : "other",
            back.sa_handler == on_urg ? "ours" : back.sa_handler == SIG_DFL ? "default" : "other",
            (back.sa_flags & SA_ONSTACK) ? "set" : "clear", (int)urgs);
     return 0;

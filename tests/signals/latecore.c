@@ -14,12 +14,20 @@
  *     that handler.
  *   - preempt sends itself a SIGURG once the program has a SIGURG handler,
  *     as the Go runtime preempts a goroutine: it must not spend the
- *     program's SA_RESETHAND. */
+ *     program's SA_RESETHAND.
+ *
+ * As the Go runtime does, it sets a SIGURG handler of its own as it loads
+ * (go_urg), and the preemptions must reach it: one sent to the thread in
+ * the start (the program's, in a call into the core), preempt's, and one
+ * sent to preempt at the shutdown, after the program's handler reset
+ * itself. With LATECORE_PREEMPTS=FILE set, the shutdown writes there how
+ * many it took ("preempts N"). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -69,6 +77,36 @@ static void *late(void *arg) {
   return arg;
 }
 
+static _Atomic int preempts;
+static void go_urg(int sig, siginfo_t *info, void *ctx) { (void)sig, (void)info, (void)ctx, preempts++; }
+
+__attribute__((constructor)) static void as_go_loads(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = go_urg;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigfillset(&sa.sa_mask);
+  sigaction(SIGURG, &sa, NULL);
+}
+
+static void preempt_thread(pid_t tid) { syscall(SYS_tgkill, (long)getpid(), (long)tid, (long)SIGURG); }
+
+/* Waits up to 1 s for the preemptions to reach n. */
+static void wait_preempts(int n) {
+  const struct timespec ms = {0, 1000 * 1000};
+  for (int i = 0; i < 1000 && atomic_load(&preempts) < n; i++)
+    nanosleep(&ms, NULL);
+}
+
+/* Whether the program's SIGURG action, as sigaction() reads it back, is a
+ * handler. */
+static int program_handles_urg(void) {
+  struct sigaction sa;
+  return sigaction(SIGURG, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
+}
+
+static _Atomic pid_t preempt_tid;
+
 /* Once the program has a SIGURG handler, a SIGURG to this thread, as the
  * Go runtime preempts a goroutine. */
 static void *preempt(void *arg) {
@@ -77,9 +115,12 @@ static void *preempt(void *arg) {
   sigaddset(&urg, SIGURG);
   pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
   const struct timespec ms = {0, 1000 * 1000};
-  for (void *h = kernel_handler(SIGURG); h == (void *)SIG_DFL || h == (void *)SIG_IGN; h = kernel_handler(SIGURG))
+  while (!program_handles_urg())
     nanosleep(&ms, NULL);
-  syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), (long)SIGURG);
+  int before = atomic_load(&preempts);
+  preempt_thread((pid_t)syscall(SYS_gettid));
+  wait_preempts(before + 1);
+  atomic_store(&preempt_tid, (pid_t)syscall(SYS_gettid));
   for (;;)
     pause();
   return arg;
@@ -87,6 +128,8 @@ static void *preempt(void *arg) {
 
 EXPORT int OccaToolsCoreStart(const ot_host_t *host, ot_settings_t *settings) {
   (void)host;
+  preempt_thread((pid_t)syscall(SYS_gettid));
+  wait_preempts(1);
   settings->enabled_mask = 0;
   settings->memory_bytes = 1 << 20;
   settings->buffer_bytes = 64 << 10;
@@ -134,7 +177,20 @@ EXPORT int OccaToolsCoreMemoryTagSelected(const char *tag) {
 
 EXPORT void OccaToolsCoreTagKernel(const char *name, const char *tag) { (void)name, (void)tag; }
 
-EXPORT void OccaToolsCoreShutdown(void) {}
+EXPORT void OccaToolsCoreShutdown(void) {
+  pid_t tid = atomic_load(&preempt_tid);
+  if (tid) {
+    int before = atomic_load(&preempts);
+    preempt_thread(tid);
+    wait_preempts(before + 1);
+  }
+  const char *report = getenv("LATECORE_PREEMPTS");
+  FILE *f = report ? fopen(report, "w") : NULL;
+  if (f) {
+    fprintf(f, "preempts %d\n", atomic_load(&preempts));
+    fclose(f);
+  }
+}
 
 EXPORT void OccaToolsCoreLog(int level, const char *msg) {
   if (level >= 2) /* warn, error */
