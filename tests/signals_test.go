@@ -97,8 +97,8 @@ func runTracedEnv(t *testing.T, name, configText string, mode int, more []string
 
 // Every exit signal, every kind of disposition (default, ignored, handler
 // set before the tool started or after, with every combination of flags and
-// a mask,
-// signal() and sysv_signal()): what the program observes is the same
+// a mask, signal(), sysv_signal(), signal() with siginterrupt(), before and
+// after, and sigignore()): what the program observes is the same
 // traced and untraced: the read-back of its disposition, read() interrupted
 // (EINTR) or restarted, how often and how nested its handler ran, its
 // siginfo and mask, the second delivery after SA_RESETHAND, and how the
@@ -123,17 +123,20 @@ func TestSignalSemanticsTracedAsUntraced(t *testing.T) {
 	type disp struct{ before, after, flags string }
 	disps := []disp{{"dfl", "none", "none"}, {"ign", "none", "none"},
 		{"dfl", "signal", "none"}, {"dfl", "sysv", "none"},
-		{"handler", "dfl", "restart"}, {"ign", "handler", "restart"}, {"handler", "ign", "none"}}
+		{"dfl", "interrupt", "none"}, {"dfl", "signal-interrupt", "none"},
+		{"handler", "dfl", "restart"}, {"ign", "handler", "restart"}, {"handler", "ign", "none"},
+		{"handler", "sigignore", "none"}}
+	plain := len(disps)
 	for _, f := range flagSets {
 		disps = append(disps, disp{"handler", "none", f}, disp{"dfl", "handler", f})
 	}
-	// The signals managed since SIGINT's time: the seven plain
-	// dispositions and two flag sets, which cover their code paths (the
-	// flags are handled the same for every signal), to bound the time.
+	// The signals managed since SIGINT's time: the plain dispositions and
+	// two flag sets, which cover their code paths (the flags are handled
+	// the same for every signal), to bound the time.
 	later := map[string]bool{"PIPE": true, "ALRM": true, "XCPU": true, "XFSZ": true, "USR1": true, "USR2": true}
 	for _, sig := range []string{"INT", "TERM", "HUP", "QUIT", "ABRT", "PIPE", "ALRM", "XCPU", "XFSZ", "USR1", "USR2"} {
 		for i, d := range disps {
-			if later[sig] && i >= 7+4 {
+			if later[sig] && i >= plain+4 {
 				continue
 			}
 			args := []string{sig, d.before, d.after, d.flags}

@@ -992,15 +992,61 @@ OT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct ti
   return f ? f(set, info, timeout) : -1;
 }
 
+/* The signals whose handlers interrupt system calls: siginterrupt(sig, 1).
+ * glibc keeps that set to its own signal() and siginterrupt(), and its
+ * siginterrupt() changes the action with its own sigaction(), which no
+ * interposition sees: a program that set siginterrupt(SIGALRM, 1), then
+ * signal(SIGALRM, h), to time out a blocking read() with alarm(), got
+ * SA_RESTART from the signal() here, and its read() went on waiting (and
+ * the other order read back SA_RESTART: tests/signals/sigprog.c). So both
+ * are here, on the sigaction() above. */
+static _Atomic uint64_t interrupting[(NSIG + 63) / 64];
+
+static int interrupts(int sig) {
+  return sig > 0 && sig < NSIG && (atomic_load(&interrupting[(sig - 1) / 64]) >> ((sig - 1) % 64) & 1);
+}
+
+OT_EXPORT int siginterrupt(int sig, int flag) {
+  struct sigaction act;
+  if (sig <= 0 || sig >= NSIG) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (sigaction(sig, NULL, &act) < 0)
+    return -1;
+  uint64_t bit = UINT64_C(1) << ((sig - 1) % 64);
+  if (flag) {
+    atomic_fetch_or(&interrupting[(sig - 1) / 64], bit);
+    act.sa_flags &= ~SA_RESTART;
+  } else {
+    atomic_fetch_and(&interrupting[(sig - 1) / 64], ~bit);
+    act.sa_flags |= SA_RESTART;
+  }
+  return sigaction(sig, &act, NULL) < 0 ? -1 : 0;
+}
+
+/* sigignore() (System V), as glibc builds it, on the sigaction() above:
+ * glibc's sets the action with its own sigaction(), and a managed exit
+ * signal read back the handler it replaced until the next flush adopted
+ * SIG_IGN. */
+OT_EXPORT int sigignore(int sig) {
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = SIG_IGN;
+  sigemptyset(&act.sa_mask);
+  return sigaction(sig, &act, NULL);
+}
+
 /* signal() and its variants, for a managed exit signal as glibc builds them
- * on sigaction(); any other signal goes to the next definition untouched. */
+ * on sigaction(); any other signal goes to the next definition untouched,
+ * unless siginterrupt() above set it. */
 typedef void (*handler_fn)(int);
 typedef handler_fn (*signal_fn)(int, handler_fn);
 static signal_fn next_signal[3]; /* signal, bsd_signal, sysv_signal */
 static const char *const signal_names[3] = {"signal", "bsd_signal", "sysv_signal"};
 
 static handler_fn set_handler(int variant, int sig, handler_fn handler) {
-  if ((signal_index(sig) < 0 || !atomic_load(&managing)) && !atomic_load(&core_loaded)) {
+  if ((signal_index(sig) < 0 || !atomic_load(&managing)) && !atomic_load(&core_loaded) && !interrupts(sig)) {
     if (!next_signal[variant])
       next_signal[variant] = (signal_fn)dlsym(RTLD_NEXT, signal_names[variant]);
     if (!next_signal[variant]) {
@@ -1020,7 +1066,7 @@ static handler_fn set_handler(int variant, int sig, handler_fn handler) {
   if (variant == 2) {
     act.sa_flags = SA_RESETHAND | SA_NODEFER;
   } else {
-    act.sa_flags = SA_RESTART;
+    act.sa_flags = interrupts(sig) ? 0 : SA_RESTART;
     sigaddset(&act.sa_mask, sig);
   }
   if (sigaction(sig, &act, &old) < 0)

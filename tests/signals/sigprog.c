@@ -11,7 +11,10 @@
  *           which runs before every library constructor, as a parent or an
  *           earlier library would leave it): dfl, ign or handler
  *   AFTER   the disposition set by main, after the tool started: none, dfl,
- *           ign, handler (sigaction), signal (signal()) or sysv (sysv_signal())
+ *           ign, handler (sigaction), signal (signal()), sysv (sysv_signal()),
+ *           interrupt (siginterrupt(SIG, 1), then signal()),
+ *           signal-interrupt (signal(), then siginterrupt(SIG, 1)) or
+ *           sigignore (sigignore())
  *   FLAGS   for a handler set with sigaction: none or a comma list of
  *           restart, resethand, nodefer, siginfo, mask (SIGUSR2 in sa_mask)
  *   HANDLED deliveries of a handled signal at the end, each after a marker
@@ -117,7 +120,8 @@ static struct sigaction handler_action(const char *flags) {
 }
 
 static void usage(void) {
-  static const char msg[] = "usage: sigprog SIG dfl|ign|handler none|dfl|ign|handler|signal|sysv FLAGS [HANDLED]\n";
+  static const char msg[] = "usage: sigprog SIG dfl|ign|handler none|dfl|ign|handler|signal|sysv|interrupt|signal-interrupt|"
+                            "sigignore FLAGS [HANDLED]\n";
   ssize_t w = write(2, msg, sizeof msg - 1);
   (void)w;
   _exit(2);
@@ -232,6 +236,26 @@ int main(int argc, char **argv) {
     want_mask = 0;
     if (signal(sig, on_plain) != SIG_DFL)
       say("signal() returned another handler than the default");
+  } else if (!strcmp(after, "interrupt") || !strcmp(after, "signal-interrupt")) {
+    /* A handler whose signal interrupts system calls (EINTR), as one that
+     * times out a blocking read() with alarm(). */
+    want_mask = 0;
+    int first = !strcmp(after, "interrupt");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* programs still call it */
+    if (first && siginterrupt(sig, 1) != 0)
+      say("siginterrupt failed: %s", strerror(errno));
+    if (signal(sig, on_plain) != SIG_DFL)
+      say("signal() returned another handler than the default");
+    if (!first && siginterrupt(sig, 1) != 0)
+      say("siginterrupt failed: %s", strerror(errno));
+#pragma GCC diagnostic pop
+  } else if (!strcmp(after, "sigignore")) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* programs still call it */
+    if (sigignore(sig) != 0)
+      say("sigignore failed: %s", strerror(errno));
+#pragma GCC diagnostic pop
   } else if (!strcmp(after, "sysv")) {
     want_mask = 0;
     if (sysv_signal(sig, on_plain) != SIG_DFL)
