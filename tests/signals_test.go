@@ -97,8 +97,8 @@ func runTracedEnv(t *testing.T, name, configText string, mode int, more []string
 
 // Every exit signal, every kind of disposition (default, ignored, handler
 // set before the tool started or after, with every combination of flags and
-// a mask, signal(), sysv_signal(), signal() with siginterrupt(), before and
-// after, and sigignore()): what the program observes is the same
+// a mask, signal(), ssignal(), sysv_signal(), signal() with siginterrupt(),
+// before and after, and sigignore()): what the program observes is the same
 // traced and untraced: the read-back of its disposition, read() interrupted
 // (EINTR) or restarted, how often and how nested its handler ran, its
 // siginfo and mask, the second delivery after SA_RESETHAND, and how the
@@ -125,7 +125,7 @@ func TestSignalSemanticsTracedAsUntraced(t *testing.T) {
 		{"dfl", "signal", "none"}, {"dfl", "sysv", "none"},
 		{"dfl", "interrupt", "none"}, {"dfl", "signal-interrupt", "none"},
 		{"handler", "dfl", "restart"}, {"ign", "handler", "restart"}, {"handler", "ign", "none"},
-		{"handler", "sigignore", "none"}}
+		{"handler", "sigignore", "none"}, {"dfl", "ssignal", "none"}}
 	plain := len(disps)
 	for _, f := range flagSets {
 		disps = append(disps, disp{"handler", "none", f}, disp{"dfl", "handler", f})

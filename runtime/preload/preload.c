@@ -30,15 +30,15 @@
  * If libocca_tools.so.1 is already part of the process (the program links
  * it), the shim does nothing: that copy starts the runtime itself.
  *
- * Exported: sigaction, signal, bsd_signal, sysv_signal, __sysv_signal,
- * sigset, siginterrupt, sigignore, close, close_range, closefrom, abort,
- * exit, _exit, _Exit, quick_exit, pthread_create, pthread_exit, the exec
- * functions, and signalfd, sigwait, sigwaitinfo and sigtimedwait,
- * forwarded; occa_tools_preload_loading, for the runtime (everything else
- * is hidden). The runtime exports the forwarded ones to keep the
- * application's view of its exit signals and the SIGCHLD it waits for, to
- * flush when abort() ends the process after a handler returned or the
- * process ends without exit() (runtime/src/lifecycle.c), its own
+ * Exported: sigaction, signal, ssignal, bsd_signal, sysv_signal,
+ * __sysv_signal, sigset, siginterrupt, sigignore, close, close_range,
+ * closefrom, abort, exit, _exit, _Exit, quick_exit, pthread_create,
+ * pthread_exit, the exec functions, and signalfd, sigwait, sigwaitinfo and
+ * sigtimedwait, forwarded; occa_tools_preload_loading, for the runtime
+ * (everything else is hidden). The runtime exports the forwarded ones to
+ * keep the application's view of its exit signals and the SIGCHLD it waits
+ * for, to flush when abort() ends the process after a handler returned or
+ * the process ends without exit() (runtime/src/lifecycle.c), its own
  * descriptors (runtime/src/fds.c), to end the process with the
  * application's last thread (runtime/src/lastthread.c) and to flush before
  * an exec (runtime/src/exec.c), but a dlopen'ed library interposes nothing;
@@ -156,6 +156,7 @@ enum {
   F_SIGTIMEDWAIT,
   F_SIGINTERRUPT,
   F_SIGIGNORE,
+  F_SSIGNAL,
   NFORWARD
 };
 static const char *const forward_names[NFORWARD] = {
@@ -164,7 +165,7 @@ static const char *const forward_names[NFORWARD] = {
     "pthread_exit", "execve",         "execv",        "execvp",      "execvpe",
     "fexecve",      "execveat",       "_exit",        "_Exit",       "quick_exit",
     "sigset",       "exit",           "signalfd",     "sigwait",     "sigwaitinfo",
-    "sigtimedwait", "siginterrupt",   "sigignore"};
+    "sigtimedwait", "siginterrupt",   "sigignore",  "ssignal"};
 static void *_Atomic forward_to[NFORWARD];
 
 /* The runtime's definition once it is loaded, else the next one. Resolved
@@ -212,6 +213,7 @@ EXPORT handler_fn bsd_signal(int sig, handler_fn h) { return call_signal(F_BSD_S
 EXPORT handler_fn sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL, sig, h); }
 EXPORT handler_fn __sysv_signal(int sig, handler_fn h) { return call_signal(F_SYSV_SIGNAL2, sig, h); }
 EXPORT handler_fn sigset(int sig, handler_fn h) { return call_signal(F_SIGSET, sig, h); }
+EXPORT handler_fn ssignal(int sig, handler_fn h) { return call_signal(F_SSIGNAL, sig, h); }
 
 typedef int (*siginterrupt_fn)(int, int);
 typedef int (*sigignore_fn)(int);

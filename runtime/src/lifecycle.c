@@ -1075,6 +1075,8 @@ static handler_fn set_handler(int variant, int sig, handler_fn handler) {
 }
 
 OT_EXPORT handler_fn signal(int sig, handler_fn handler) { return set_handler(0, sig, handler); }
+/* SVID's name for it, which glibc keeps. */
+OT_EXPORT handler_fn ssignal(int sig, handler_fn handler) { return set_handler(0, sig, handler); }
 OT_EXPORT handler_fn bsd_signal(int sig, handler_fn handler) { return set_handler(1, sig, handler); }
 OT_EXPORT handler_fn sysv_signal(int sig, handler_fn handler) { return set_handler(2, sig, handler); }
 /* What signal() is under strict ISO C (no _DEFAULT_SOURCE) in glibc. */

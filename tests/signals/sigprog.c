@@ -13,8 +13,8 @@
  *   AFTER   the disposition set by main, after the tool started: none, dfl,
  *           ign, handler (sigaction), signal (signal()), sysv (sysv_signal()),
  *           interrupt (siginterrupt(SIG, 1), then signal()),
- *           signal-interrupt (signal(), then siginterrupt(SIG, 1)) or
- *           sigignore (sigignore())
+ *           signal-interrupt (signal(), then siginterrupt(SIG, 1)),
+ *           sigignore (sigignore()) or ssignal (ssignal())
  *   FLAGS   for a handler set with sigaction: none or a comma list of
  *           restart, resethand, nodefer, siginfo, mask (SIGUSR2 in sa_mask)
  *   HANDLED deliveries of a handled signal at the end, each after a marker
@@ -121,7 +121,7 @@ static struct sigaction handler_action(const char *flags) {
 
 static void usage(void) {
   static const char msg[] = "usage: sigprog SIG dfl|ign|handler none|dfl|ign|handler|signal|sysv|interrupt|signal-interrupt|"
-                            "sigignore FLAGS [HANDLED]\n";
+                            "sigignore|ssignal FLAGS [HANDLED]\n";
   ssize_t w = write(2, msg, sizeof msg - 1);
   (void)w;
   _exit(2);
@@ -250,6 +250,10 @@ int main(int argc, char **argv) {
     if (!first && siginterrupt(sig, 1) != 0)
       say("siginterrupt failed: %s", strerror(errno));
 #pragma GCC diagnostic pop
+  } else if (!strcmp(after, "ssignal")) {
+    want_mask = 0;
+    if (ssignal(sig, on_plain) != SIG_DFL)
+      say("ssignal() returned another handler than the default");
   } else if (!strcmp(after, "sigignore")) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* programs still call it */
