@@ -339,6 +339,33 @@ func TestEarlyNoDeferHandler(t *testing.T) {
 	}
 }
 
+// The signal functions the tool interposes give what the C library gives,
+// result and errno, for every kind of signal number: out of range, SIGKILL
+// and SIGSTOP (no handler), the C library's own 32 and 33, managed exit
+// signals, the Go runtime's (SIGCHLD, SIGPROF, SIGSTKFLT, SIGURG) and
+// real-time ones: sigaction() set, read and reset, signal(), siginterrupt(),
+// sigset() and sigignore(), linked and through the preload shim.
+func TestSignalArgumentsTracedAsUntraced(t *testing.T) {
+	want := "" +
+		"sigargs: -1: -1/22 -1/22 -1/22 -1/22 -1/22 -1/22 -1/22\n" +
+		"sigargs: 0: -1/22 -1/22 -1/22 -1/22 -1/22 -1/22 -1/22\n" +
+		"sigargs: 1: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 2: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 9: -1/22 0/0 -1/22 -1/22 -1/22 -1/22 -1/22\n" +
+		"sigargs: 16: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 17: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 19: -1/22 0/0 -1/22 -1/22 -1/22 -1/22 -1/22\n" +
+		"sigargs: 23: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 27: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 32: -1/22 -1/22 -1/22 -1/22 -1/22 -1/22 -1/22\n" +
+		"sigargs: 33: -1/22 -1/22 -1/22 -1/22 -1/22 -1/22 -1/22\n" +
+		"sigargs: 34: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 64: 0/0 0/0 0/0 0/0 0/0 0/0 0/0\n" +
+		"sigargs: 65: -1/22 -1/22 -1/22 -1/22 -1/22 -1/22 -1/22\n" +
+		"sigargs: 1000: -1/22 -1/22 -1/22 -1/22 -1/22 -1/22 -1/22\n"
+	tracedAsUntraced(t, "sigargs", "[output]\n", "exit 0", want)
+}
+
 // A SIGURG handler installed with SA_RESETHAND went in behind the
 // trampoline with that flag, and the kernel spent the reset on the first
 // SIGURG: a preemption signal of the Go runtime's, after which the
