@@ -197,11 +197,12 @@ $(TEST_BIN)/unload: tests/signals/unload.c runtime/include/occa_tools.h
 
 # Programs that call the runtime through dlsym, each built linked against
 # it (NAME) and without it (NAME-plain: untraced, or under the preload
-# shim): itimer, storm, early and sigargs (SIGPROF, SIGURG, SIGCHLD,
-# SIGSTKFLT, the signal functions' arguments: tests/signals_test.go), closeall
+# shim): itimer, storm, early, sigargs and vfork (SIGPROF, SIGURG, SIGCHLD,
+# SIGSTKFLT, the signal functions' arguments, a child's signals:
+# tests/signals_test.go), closeall
 # (tests/descriptors_test.go), mainexit and cancel (tests/threads_test.go),
 # endings (tests/endings_test.go).
-BOTH_WAYS = $(TEST_BIN)/itimer $(TEST_BIN)/storm $(TEST_BIN)/early $(TEST_BIN)/sigargs $(TEST_BIN)/closeall $(TEST_BIN)/mainexit $(TEST_BIN)/endings $(TEST_BIN)/cancel
+BOTH_WAYS = $(TEST_BIN)/itimer $(TEST_BIN)/storm $(TEST_BIN)/early $(TEST_BIN)/sigargs $(TEST_BIN)/vfork $(TEST_BIN)/closeall $(TEST_BIN)/mainexit $(TEST_BIN)/endings $(TEST_BIN)/cancel
 vpath %.c tests/signals tests/descriptors tests/threads tests/endings
 test-programs: $(BOTH_WAYS) $(BOTH_WAYS:=-plain)
 

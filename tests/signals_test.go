@@ -366,6 +366,23 @@ func TestSignalArgumentsTracedAsUntraced(t *testing.T) {
 	tracedAsUntraced(t, "sigargs", "[output]\n", "exit 0", want)
 }
 
+// A child that reads back and resets its signals before it ends, as
+// spawners and Python's subprocess (which uses vfork) do before exec. A
+// vfork child shares the parent's memory, and the runtime's sigaction()
+// wrote the child's changes into the parent's records: the parent read
+// back SIG_DFL for SIGPIPE, SIGURG and SIGINT, and its SIGURG handler was
+// never called again (urg calls 0). A child's actions now go to its kernel
+// as given, the records only read: vfork and fork children read back 8 of
+// 8 as they set them, and the parent keeps its own, linked and through
+// the preload shim.
+func TestChildSignalsLeaveParent(t *testing.T) {
+	for _, how := range []string{"vfork", "fork"} {
+		want := "vfork: " + how + " child read back 8 of 8 as set; parent: PIPE ign, URG on_urg, INT on_int, TERM dfl; " +
+			"urg calls 1, int calls 1\n"
+		tracedAsUntraced(t, "vfork", "[output]\n", "exit 0", want, how)
+	}
+}
+
 // A SIGURG handler installed with SA_RESETHAND went in behind the
 // trampoline with that flag, and the kernel spent the reset on the first
 // SIGURG: a preemption signal of the Go runtime's, after which the

@@ -680,7 +680,7 @@ static int has_chld(const sigset_t *set) {
 /* The program takes SIGCHLD synchronously: the stand-in goes in when its
  * action is SIG_DFL. */
 static void chld_standin_in(void) {
-  if (!atomic_load(&core_loaded) || atomic_load(&chld_standin))
+  if (!atomic_load(&core_loaded) || atomic_load(&chld_standin) || getpid() != traced_pid)
     return;
   sigaction_fn next = next_sigaction();
   if (!next)
@@ -923,8 +923,60 @@ static void onstack_existing(void) {
   }
 }
 
+static void on_toggle_signal(int sig);
+
+/* What the program reads back where the kernel holds cur for sig: its own
+ * action where one of the tool's handlers stands in for it. */
+static struct sigaction program_view(int sig, const struct sigaction *cur) {
+  struct sigaction v = *cur;
+  int i = signal_index(sig);
+  if (i >= 0 && atomic_load(&managing) && (is_ours(cur) || cur->sa_handler == on_toggle_signal)) {
+    v = app[i];
+  } else if (is_urg_trampoline(cur)) {
+    behind_slot *now = atomic_load(&urg_behind.now);
+    v = now->program;
+    if (now->reset)
+      v.sa_handler = SIG_DFL;
+  } else if ((cur->sa_flags & SA_SIGINFO) && on_go_threads(sig) && cur->sa_sigaction == go_sig_trampoline(sig)) {
+    v = atomic_load(&go_sig_behind(sig)->now)->program;
+  } else if (sig == SIGCHLD && (cur->sa_flags & SA_SIGINFO) && cur->sa_sigaction == chld_handler) {
+    v = chld_program;
+  } else if (sig > 0 && sig < NSIG && atomic_load(&onstack_added[sig]) && is_function(cur)) {
+    v.sa_flags &= ~SA_ONSTACK;
+  }
+  return v;
+}
+
+/* sigaction() in a child of the traced process (fork, vfork, a raw clone):
+ * untraced, without the Go runtime's threads, and, made with vfork or
+ * CLONE_VM, sharing the parent's memory: a vfork child that reset its
+ * signals before exec, as spawners and Python's subprocess do, wrote the
+ * parent's records, and the parent read back SIG_DFL for its handlers and
+ * its own SIGURG handler was never called again (tests/signals/vfork.c).
+ * So a child's actions go to its kernel as given, and the tool's records
+ * are only read, to show the program its own action where one of the
+ * tool's handlers, inherited, still stands in for it. */
+static int child_sigaction(sigaction_fn next, int sig, const struct sigaction *act, struct sigaction *oact) {
+  struct sigaction cur;
+  memset(&cur, 0, sizeof cur);
+  int rc = next(sig, NULL, &cur);
+  if (rc == 0 && act)
+    rc = next(sig, act, NULL);
+  if (rc == 0 && oact)
+    *oact = program_view(sig, &cur);
+  return rc;
+}
+
 OT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact) {
   int i = signal_index(sig);
+  if ((atomic_load(&managing) || atomic_load(&core_loaded)) && getpid() != traced_pid) {
+    sigaction_fn next = next_sigaction();
+    if (!next) {
+      errno = ENOSYS;
+      return -1;
+    }
+    return child_sigaction(next, sig, act, oact);
+  }
   if (i < 0 || !atomic_load(&managing)) {
     sigaction_fn next = next_sigaction();
     if (!next) {

@@ -1,0 +1,79 @@
+/* vfork: a child of the traced process that reads back and resets its
+ * signals before it ends, as spawners (and Python's subprocess, which uses
+ * vfork) do before exec (tests/signals_test.go, TestChildSignalsLeaveParent).
+ *
+ *   vfork vfork|fork     the parent sets SIGPIPE to SIG_IGN, handlers for
+ *                        SIGURG and SIGINT, and leaves SIGTERM at SIG_DFL;
+ *                        the child reads the four back, sets them to
+ *                        SIG_DFL (SIGTERM to SIG_IGN), reads them again
+ *                        and exits with how many of the 8 read back as
+ *                        set; the parent then reads its four back and
+ *                        raises SIGURG and SIGINT. Prints both.
+ *
+ * A vfork child shares the parent's memory: it writes nothing but its
+ * result, and ends with _exit. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t urgs, ints;
+static void on_urg(int sig) { (void)sig, urgs++; }
+static void on_int(int sig) { (void)sig, ints++; }
+
+static const int sigs[4] = {SIGPIPE, SIGURG, SIGINT, SIGTERM};
+
+static void (*handler_of(int sig))(int) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigaction(sig, NULL, &sa);
+  return sa.sa_handler;
+}
+
+static const char *name(void (*h)(int)) {
+  return h == SIG_DFL ? "dfl" : h == SIG_IGN ? "ign" : h == on_urg ? "on_urg" : h == on_int ? "on_int" : "other";
+}
+
+/* The child's part: how many of its 8 read-backs are as set. */
+static int child(void) {
+  void (*before[4])(int) = {SIG_IGN, on_urg, on_int, SIG_DFL};
+  void (*after[4])(int) = {SIG_DFL, SIG_DFL, SIG_DFL, SIG_IGN};
+  int right = 0;
+  for (int i = 0; i < 4; i++) {
+    right += handler_of(sigs[i]) == before[i];
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = after[i];
+    sigaction(sigs[i], &sa, NULL);
+    right += handler_of(sigs[i]) == after[i];
+  }
+  return right;
+}
+
+int main(int argc, char **argv) {
+  int use_vfork = argc == 2 && strcmp(argv[1], "vfork") == 0;
+  if (argc != 2 || (!use_vfork && strcmp(argv[1], "fork") != 0)) {
+    fprintf(stderr, "usage: vfork vfork|fork\n");
+    return 2;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGURG, on_urg);
+  signal(SIGINT, on_int);
+  pid_t c = use_vfork ? vfork() : fork();
+  if (c == 0)
+    _exit(child());
+  int status = 0;
+  if (c < 0 || waitpid(c, &status, 0) != c || !WIFEXITED(status))
+    printf("vfork: no child\n");
+  void (*h[4])(int);
+  for (int i = 0; i < 4; i++)
+    h[i] = handler_of(sigs[i]);
+  raise(SIGURG);
+  raise(SIGINT);
+  printf("vfork: %s child read back %d of 8 as set; parent: PIPE %s, URG %s, INT %s, TERM %s; urg calls %d, "
+         "int calls %d\n",
+         argv[1], WEXITSTATUS(status), name(h[0]), name(h[1]), name(h[2]), name(h[3]), (int)urgs, (int)ints);
+  return 0;
+}
