@@ -19,11 +19,14 @@ type result struct {
 }
 
 // runChild runs PROGRAM in occa-prof's process group with the terminal's
-// stdin, stdout and stderr, forwarding the signals above until it ends.
+// stdin, stdout and stderr, forwarding the signals above until it ends,
+// but those that reached PROGRAM too (senders).
 func runChild(path string, argv, env []string) (*result, error) {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwarded...) // before the start: no early signal kills occa-prof
 	defer signal.Stop(sigs)
+	from := findSenders()
+	defer from.close()
 
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := cmd.Start(); err != nil {
@@ -34,7 +37,9 @@ func runChild(path string, argv, env []string) (*result, error) {
 		for {
 			select {
 			case s := <-sigs:
-				_ = cmd.Process.Signal(s)
+				if !from.reachedProgram(s) {
+					_ = cmd.Process.Signal(s)
+				}
 			case <-done:
 				return
 			}

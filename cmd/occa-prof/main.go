@@ -75,8 +75,12 @@ kernel launches it traces ([openmp] in the config; for OCCA's OpenMP mode
 let OCCA compile with clang: OCCA_CXX=clang++ occa-prof ./app).
 
 PROGRAM runs in occa-prof's process group. SIGINT, SIGTERM, SIGHUP,
-SIGQUIT, SIGUSR1 and SIGUSR2 sent to occa-prof are passed on to it (a
-terminal's Ctrl-C reaches PROGRAM directly too, and then twice).
+SIGQUIT, SIGUSR1 and SIGUSR2 sent to occa-prof are passed on to it, but
+not those that reached PROGRAM already: SIGINT, SIGQUIT and SIGHUP from
+the terminal (Ctrl-C, Ctrl-\, a hangup) while the two run in its
+foreground, and every signal in a Slurm task (slurmstepd signals each
+process of the step). A signal sent otherwise to the whole process group
+(kill -- -PGID, timeout(1)) reaches PROGRAM twice.
 
 Exit status: PROGRAM's. When PROGRAM dies of a signal, occa-prof kills
 itself with the same signal (without a core dump), as timeout(1) does, so

@@ -3,15 +3,18 @@ package launcher
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/tests/testproc"
@@ -292,4 +295,158 @@ func TestProfMPI(t *testing.T) {
 	if !strings.Contains(string(b), "4 trace file(s)") || !strings.Contains(string(b), "kernels of rank 0") {
 		t.Errorf("rank 0 should list 4 files and its kernels:\n%s", b)
 	}
+}
+
+// startCounting starts occa-prof on the workload counting sig, with attr,
+// and its terminal (stdin, stdout, stderr) out; wrap, when given, runs
+// occa-prof. It returns once the workload's handler is in, as text (what
+// the output holds so far) shows.
+func startCounting(t *testing.T, sig string, attr *syscall.SysProcAttr, out *os.File, text func() string,
+	wrap ...string) *exec.Cmd {
+	t.Helper()
+	dir := t.TempDir()
+	args := append(wrap, occaProf, "--quiet", "--output", filepath.Join(dir, "traces"), workload, "-t", "1", "-s", "1",
+		"--count-signal", sig)
+	cmd := testproc.Command(t, args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	cmd.SysProcAttr = attr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = out, out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(text(), "workload: waiting for signal"); {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the workload never got to its wait:\n%s", text())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd
+}
+
+// openPty opens a pseudo-terminal: its master and its slave.
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	var unlock int32
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Skipf("no pseudo-terminal: unlockpt: %v", e)
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Skipf("no pseudo-terminal: ptsname: %v", e)
+	}
+	slave, err = os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	return master, slave
+}
+
+// lockedBuffer is a bytes.Buffer written by one goroutine, read by another.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Ctrl-C on the terminal where occa-prof runs: the terminal sends SIGINT
+// to its foreground process group, occa-prof and PROGRAM, and occa-prof
+// passed its own on, so the program got two (a program that quits at a
+// second Ctrl-C quit at the first). Through a real pseudo-terminal, with
+// occa-prof a session leader in its foreground: one.
+func TestProfCtrlCReachesProgramOnce(t *testing.T) {
+	master, slave := openPty(t)
+	defer master.Close()
+	var out lockedBuffer
+	read := make(chan struct{})
+	go func() { // until the terminal's last user ends (EIO)
+		_, _ = io.Copy(&out, master)
+		close(read)
+	}()
+	cmd := startCounting(t, "INT", &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, slave, out.String)
+	slave.Close()
+	if _, err := master.Write([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	<-read
+	if ws := exitStatus(t, err); ws.Signaled() || ws.ExitStatus() != 0 {
+		t.Fatalf("occa-prof ended with %v:\n%s", ws, out.String())
+	}
+	if want := "workload: signal 2 came 1 times"; !strings.Contains(out.String(), want) {
+		t.Errorf("want %q on the terminal:\n%s", want, out.String())
+	}
+}
+
+// In a Slurm task (slurmstepd, occa-prof's parent, signals every process of
+// the step: scancel, --signal, the time limit), PROGRAM got each signal
+// twice. A stand-in slurmstepd runs occa-prof; SIGUSR1 goes to occa-prof
+// and to PROGRAM, as Slurm sends it: one.
+func TestProfSlurmSignalReachesProgramOnce(t *testing.T) {
+	stepd := filepath.Join(t.TempDir(), "slurmstepd")
+	if err := os.WriteFile(stepd, []byte("#!/bin/sh\n\"$@\"\nexit $?\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	text := func() string { b, _ := os.ReadFile(out.Name()); return string(b) }
+	cmd := startCounting(t, "USR1", &syscall.SysProcAttr{Setpgid: true}, out, text, stepd)
+	prof := children(t, cmd.Process.Pid)
+	if len(prof) != 1 {
+		t.Fatalf("the stand-in slurmstepd has children %v, want occa-prof", prof)
+	}
+	program := children(t, prof[0])
+	if len(program) != 1 {
+		t.Fatalf("occa-prof has children %v, want the workload", program)
+	}
+	for _, pid := range []int{prof[0], program[0]} {
+		if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitErr := cmd.Wait()
+	if ws := exitStatus(t, waitErr); ws.Signaled() || ws.ExitStatus() != 0 {
+		t.Fatalf("ended with %v:\n%s", ws, text())
+	}
+	if want := "workload: signal 10 came 1 times"; !strings.Contains(text(), want) {
+		t.Errorf("want %q:\n%s", want, text())
+	}
+}
+
+// children lists the child processes of pid, made by any of its threads.
+func children(t *testing.T, pid int) []int {
+	t.Helper()
+	lists, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	if len(lists) == 0 {
+		t.Skipf("cannot list the children of %d (/proc/PID/task/TID/children)", pid)
+	}
+	var pids []int
+	for _, list := range lists {
+		b, _ := os.ReadFile(list)
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids
 }

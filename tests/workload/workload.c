@@ -23,7 +23,7 @@
  *                 [--kill-self SIGNAL] [--spin-forever] [--toggle-at STEP]...
  *                 [--report-maps] [--install-handler] [--flush-kill] [--tag-dot]
  *                 [--critical] [--default-signal SIGNAL] [--raw-fork N]
- *                 [--child-signal SIGNAL]
+ *                 [--child-signal SIGNAL] [--count-signal SIGNAL]
  * Exit status 0; it prints one line "workload: threads=T steps=S".
  */
 #define _GNU_SOURCE
@@ -161,6 +161,24 @@ static void on_term(int sig) {
   exit(3);
 }
 
+static volatile sig_atomic_t counted;
+static void on_counted(int sig) { (void)sig, counted++; }
+
+/* --count-signal: once its handler is in, says so, waits up to 20 s for
+ * the signal, then 500 ms for another copy of it, and prints how many
+ * came. */
+static void count_signal(int sig) {
+  printf("workload: waiting for signal %d\n", sig);
+  fflush(stdout);
+  const struct timespec ms = {0, 1000 * 1000};
+  for (int i = 0; i < 20000 && !counted; i++)
+    nanosleep(&ms, NULL);
+  for (int i = 0; i < 500; i++)
+    nanosleep(&ms, NULL);
+  printf("workload: signal %d came %d times\n", sig, (int)counted);
+  fflush(stdout);
+}
+
 /* Says whether the Go core is mapped and how many threads the process has:
  * without a config, neither the core nor its threads may exist. */
 static void report_maps(void) {
@@ -192,6 +210,8 @@ static int signal_number(const char *name) {
   if (!strcmp(name, "TERM")) return SIGTERM;
   if (!strcmp(name, "INT")) return SIGINT;
   if (!strcmp(name, "HUP")) return SIGHUP;
+  if (!strcmp(name, "QUIT")) return SIGQUIT;
+  if (!strcmp(name, "USR1")) return SIGUSR1;
   if (!strcmp(name, "KILL")) return SIGKILL;
   if (!strcmp(name, "ABRT")) return SIGABRT;
   if (!strcmp(name, "USR2")) return SIGUSR2;
@@ -201,7 +221,7 @@ static int signal_number(const char *name) {
 int main(int argc, char **argv) {
   int do_fork = 0, kill_self = 0, sleep_ms = 0, maps = 0, handler = 0;
   int flush_kill = 0, tag_dot = 0, critical = 0, default_signal = 0, raw_fork = 0;
-  int child_signal = 0;
+  int child_signal = 0, count = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-t") && i + 1 < argc) nthreads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-s") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -220,6 +240,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--raw-fork") && i + 1 < argc) raw_fork = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--child-signal") && i + 1 < argc) child_signal = signal_number(argv[++i]);
     else if (!strcmp(argv[i], "--default-signal") && i + 1 < argc) default_signal = signal_number(argv[++i]);
+    else if (!strcmp(argv[i], "--count-signal") && i + 1 < argc) count = signal_number(argv[++i]);
     else if (!strcmp(argv[i], "--spin-forever")) spin_forever = 1;
     else {
       fprintf(stderr, "workload: unknown argument %s\n", argv[i]);
@@ -234,6 +255,14 @@ int main(int argc, char **argv) {
   occa_tools_connect(OCCA_TOOLS_ABI_VERSION, "workload", &api);
   if (critical)
     occa_tools_set_critical_callback(on_critical, NULL);
+  if (count) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_counted;
+    sa.sa_flags = SA_RESTART;
+    sigaction(count, &sa, NULL);
+    count_signal(count);
+  }
 
   setup(&cuda[0], "CUDA", 0, "{mode: 'CUDA', device_id: 0}");
   setup(&cuda[1], "CUDA", 1, "{mode: 'CUDA', device_id: 1}");
