@@ -545,6 +545,8 @@ static int is_urg_trampoline(const struct sigaction *a) {
   return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == urg_trampoline;
 }
 
+static struct sigaction program_view(int sig, const struct sigaction *cur);
+
 /* urg_sigaction is sigaction() for SIGURG while the core is loaded. The Go
  * runtime sets its handler as it starts, inside the core's dlopen(),
  * through this function: that one is the tool's, and the program's action
@@ -557,13 +559,7 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
   memset(&cur, 0, sizeof cur);
   int rc = next(SIGURG, NULL, &cur);
   int behind_now = is_urg_trampoline(&cur);
-  struct sigaction old = cur;
-  if (behind_now) {
-    behind_slot *now = atomic_load(&urg_behind.now);
-    old = now->program;
-    if (now->reset)
-      old.sa_handler = SIG_DFL;
-  }
+  struct sigaction old = program_view(SIGURG, &cur);
   if (rc == 0 && act) {
     int from_go = atomic_load(&core_loader) == (pid_t)syscall(SYS_gettid);
     behind_slot *fill = behind_begin(&urg_behind, from_go ? &old : act);
@@ -831,11 +827,7 @@ static int behind_sigaction(sigaction_fn next, int sig, const struct sigaction *
   int goes_behind = act && is_function(act) && (is_behind || wants);
   if (!is_behind && !goes_behind)
     return 0;
-  struct sigaction old = cur;
-  if (is_behind)
-    old = atomic_load(&b->now)->program;
-  else if (atomic_load(&onstack_added[sig]) && is_function(&old))
-    old.sa_flags &= ~SA_ONSTACK;
+  struct sigaction old = program_view(sig, &cur);
   *rc = 0;
   if (goes_behind) {
     if (!is_behind || !go_adds_onstack(act, b)) {
@@ -926,7 +918,8 @@ static void onstack_existing(void) {
 static void on_toggle_signal(int sig);
 
 /* What the program reads back where the kernel holds cur for sig: its own
- * action where one of the tool's handlers stands in for it. */
+ * action where one of the tool's handlers stands in for it (the managed
+ * exit signals' sigaction() reads its record directly). */
 static struct sigaction program_view(int sig, const struct sigaction *cur) {
   struct sigaction v = *cur;
   int i = signal_index(sig);
