@@ -371,15 +371,18 @@ func TestSignalArgumentsTracedAsUntraced(t *testing.T) {
 // vfork child shares the parent's memory, and the runtime's sigaction()
 // wrote the child's changes into the parent's records: the parent read
 // back SIG_DFL for SIGPIPE, SIGURG and SIGINT, and its SIGURG handler was
-// never called again (urg calls 0). A child's actions now go to its kernel
-// as given, the records only read: vfork and fork children read back 8 of
-// 8 as they set them, and the parent keeps its own, linked and through
-// the preload shim.
+// never called again (urg calls 0). The same for a one-shot handler run in
+// the child: its reset was the parent's too, and the parent's own SIGUSR1
+// then ended it. A child's actions and resets now go to its kernel alone,
+// the records only read: vfork and fork children read back 9 of 9 as they
+// set them, and the parent keeps its own (a vfork child's handler call
+// counts in the parent's memory, as untraced), linked and through the
+// preload shim.
 func TestChildSignalsLeaveParent(t *testing.T) {
-	for _, how := range []string{"vfork", "fork"} {
-		want := "vfork: " + how + " child read back 8 of 8 as set; parent: PIPE ign, URG on_urg, INT on_int, TERM dfl; " +
-			"urg calls 1, int calls 1\n"
-		tracedAsUntraced(t, "vfork", "[output]\n", "exit 0", want, how)
+	for _, c := range []struct{ how, usr1 string }{{"vfork", "2"}, {"fork", "1"}} {
+		want := "vfork: " + c.how + " child read back 9 of 9 as set; parent: PIPE ign, URG on_urg, INT on_int, TERM dfl, " +
+			"USR1 on_usr1 then dfl; calls urg 1, int 1, usr1 " + c.usr1 + "\n"
+		tracedAsUntraced(t, "vfork", "[output]\n", "exit 0", want, c.how)
 	}
 }
 

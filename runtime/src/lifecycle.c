@@ -129,6 +129,11 @@ static int signal_index(int sig) {
   return -1;
 }
 
+/* A child of the traced process (fork, vfork, a raw clone): untraced, with
+ * none of the Go runtime's threads, and perhaps sharing the traced
+ * process's memory (vfork, CLONE_VM), whose records it must not write. */
+static int is_child(void) { return getpid() != traced_pid; }
+
 static sigaction_fn next_sigaction(void) {
   if (!real_sigaction)
     real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
@@ -207,11 +212,20 @@ static void on_dying_signal(int sig, siginfo_t *info, void *uc) {
 
 static void apply(size_t i);
 
+static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx);
+
 /* The handler of an SA_RESETHAND disposition, run with its flags and mask. */
 static void on_oneshot(int sig, siginfo_t *info, void *uc) {
   int i = signal_index(sig);
   if (i < 0)
     return;
+  if (is_child()) { /* the reset is the child's kernel's alone */
+    struct sigaction a = app[i], dfl = app[i];
+    dfl.sa_handler = SIG_DFL;
+    real_sigaction(sig, &dfl, NULL);
+    call_action(&a, sig, info, uc);
+    return;
+  }
   if (!atomic_exchange(&oneshot_armed[i], 0)) {
     /* A second delivery before the reset below (SA_NODEFER): the kernel
      * would have found the default action. */
@@ -487,7 +501,13 @@ static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) 
     sigaddset(&one, sig);
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
   }
-  if (a.program.sa_flags & SA_RESETHAND) {
+  if ((a.program.sa_flags & SA_RESETHAND) && is_child()) { /* the reset is the child's kernel's alone */
+    struct sigaction dfl = a.program;
+    dfl.sa_handler = SIG_DFL;
+    int saved_errno = errno;
+    real_sigaction(sig, &dfl, NULL);
+    errno = saved_errno;
+  } else if (a.program.sa_flags & SA_RESETHAND) {
     int saved_errno = errno, second = 0;
     sigset_t saved;
     lock_signals(&saved);
@@ -676,7 +696,7 @@ static int has_chld(const sigset_t *set) {
 /* The program takes SIGCHLD synchronously: the stand-in goes in when its
  * action is SIG_DFL. */
 static void chld_standin_in(void) {
-  if (!atomic_load(&core_loaded) || atomic_load(&chld_standin) || getpid() != traced_pid)
+  if (!atomic_load(&core_loaded) || atomic_load(&chld_standin) || is_child())
     return;
   sigaction_fn next = next_sigaction();
   if (!next)
@@ -940,15 +960,13 @@ static struct sigaction program_view(int sig, const struct sigaction *cur) {
   return v;
 }
 
-/* sigaction() in a child of the traced process (fork, vfork, a raw clone):
- * untraced, without the Go runtime's threads, and, made with vfork or
- * CLONE_VM, sharing the parent's memory: a vfork child that reset its
- * signals before exec, as spawners and Python's subprocess do, wrote the
- * parent's records, and the parent read back SIG_DFL for its handlers and
- * its own SIGURG handler was never called again (tests/signals/vfork.c).
- * So a child's actions go to its kernel as given, and the tool's records
- * are only read, to show the program its own action where one of the
- * tool's handlers, inherited, still stands in for it. */
+/* sigaction() in a child of the traced process (is_child). A vfork child
+ * that reset its signals before exec, as spawners and Python's subprocess
+ * do, wrote the parent's records, and the parent read back SIG_DFL for its
+ * handlers and its own SIGURG handler was never called again
+ * (tests/signals/vfork.c). So a child's actions go to its kernel as given,
+ * and the tool's records are only read, to show the program its own action
+ * where one of the tool's handlers, inherited, still stands in for it. */
 static int child_sigaction(sigaction_fn next, int sig, const struct sigaction *act, struct sigaction *oact) {
   struct sigaction cur;
   memset(&cur, 0, sizeof cur);
@@ -962,7 +980,7 @@ static int child_sigaction(sigaction_fn next, int sig, const struct sigaction *a
 
 OT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact) {
   int i = signal_index(sig);
-  if ((atomic_load(&managing) || atomic_load(&core_loaded)) && getpid() != traced_pid) {
+  if ((atomic_load(&managing) || atomic_load(&core_loaded)) && is_child()) {
     sigaction_fn next = next_sigaction();
     if (!next) {
       errno = ENOSYS;

@@ -3,12 +3,15 @@
  * vfork) do before exec (tests/signals_test.go, TestChildSignalsLeaveParent).
  *
  *   vfork vfork|fork     the parent sets SIGPIPE to SIG_IGN, handlers for
- *                        SIGURG and SIGINT, and leaves SIGTERM at SIG_DFL;
- *                        the child reads the four back, sets them to
- *                        SIG_DFL (SIGTERM to SIG_IGN), reads them again
- *                        and exits with how many of the 8 read back as
- *                        set; the parent then reads its four back and
- *                        raises SIGURG and SIGINT. Prints both.
+ *                        SIGURG and SIGINT, a one-shot handler
+ *                        (SA_RESETHAND) for SIGUSR1, and leaves SIGTERM at
+ *                        SIG_DFL; the child raises SIGUSR1 (its handler
+ *                        runs, its action resets), reads the four others
+ *                        back, sets them to SIG_DFL (SIGTERM to SIG_IGN),
+ *                        reads them again and exits with how many of the 9
+ *                        read back as set; the parent then reads its own
+ *                        back and raises SIGURG, SIGINT and SIGUSR1. Prints
+ *                        both.
  *
  * A vfork child shares the parent's memory: it writes nothing but its
  * result, and ends with _exit. */
@@ -19,9 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t urgs, ints;
+static volatile sig_atomic_t urgs, ints, usr1s;
 static void on_urg(int sig) { (void)sig, urgs++; }
 static void on_int(int sig) { (void)sig, ints++; }
+static void on_usr1(int sig) { (void)sig, usr1s++; }
 
 static const int sigs[4] = {SIGPIPE, SIGURG, SIGINT, SIGTERM};
 
@@ -33,14 +37,20 @@ static void (*handler_of(int sig))(int) {
 }
 
 static const char *name(void (*h)(int)) {
-  return h == SIG_DFL ? "dfl" : h == SIG_IGN ? "ign" : h == on_urg ? "on_urg" : h == on_int ? "on_int" : "other";
+  return h == SIG_DFL   ? "dfl"
+         : h == SIG_IGN ? "ign"
+         : h == on_urg  ? "on_urg"
+         : h == on_int  ? "on_int"
+         : h == on_usr1 ? "on_usr1"
+                        : "other";
 }
 
-/* The child's part: how many of its 8 read-backs are as set. */
+/* The child's part: how many of its 9 read-backs are as set. */
 static int child(void) {
   void (*before[4])(int) = {SIG_IGN, on_urg, on_int, SIG_DFL};
   void (*after[4])(int) = {SIG_DFL, SIG_DFL, SIG_DFL, SIG_IGN};
-  int right = 0;
+  raise(SIGUSR1);
+  int right = handler_of(SIGUSR1) == SIG_DFL;
   for (int i = 0; i < 4; i++) {
     right += handler_of(sigs[i]) == before[i];
     struct sigaction sa;
@@ -61,19 +71,27 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGURG, on_urg);
   signal(SIGINT, on_int);
+  struct sigaction once;
+  memset(&once, 0, sizeof once);
+  once.sa_handler = on_usr1;
+  once.sa_flags = SA_RESETHAND;
+  sigaction(SIGUSR1, &once, NULL);
   pid_t c = use_vfork ? vfork() : fork();
   if (c == 0)
     _exit(child());
   int status = 0;
   if (c < 0 || waitpid(c, &status, 0) != c || !WIFEXITED(status))
     printf("vfork: no child\n");
-  void (*h[4])(int);
+  void (*h[5])(int);
   for (int i = 0; i < 4; i++)
     h[i] = handler_of(sigs[i]);
+  h[4] = handler_of(SIGUSR1);
   raise(SIGURG);
   raise(SIGINT);
-  printf("vfork: %s child read back %d of 8 as set; parent: PIPE %s, URG %s, INT %s, TERM %s; urg calls %d, "
-         "int calls %d\n",
-         argv[1], WEXITSTATUS(status), name(h[0]), name(h[1]), name(h[2]), name(h[3]), (int)urgs, (int)ints);
+  raise(SIGUSR1);
+  printf("vfork: %s child read back %d of 9 as set; parent: PIPE %s, URG %s, INT %s, TERM %s, USR1 %s then %s; "
+         "calls urg %d, int %d, usr1 %d\n",
+         argv[1], WEXITSTATUS(status), name(h[0]), name(h[1]), name(h[2]), name(h[3]), name(h[4]),
+         name(handler_of(SIGUSR1)), (int)urgs, (int)ints, (int)usr1s);
   return 0;
 }
