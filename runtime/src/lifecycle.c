@@ -1190,7 +1190,8 @@ __attribute__((constructor(101))) static void early_init(void) {
 
 static void on_toggle_signal(int sig) {
   (void)sig;
-  ot_signal_toggle();
+  if (!is_child()) /* a vfork child would switch the parent's recording */
+    ot_signal_toggle();
 }
 
 /* ---- Endings without exit() --------------------------------------------------------------- *
