@@ -386,6 +386,31 @@ func TestChildSignalsLeaveParent(t *testing.T) {
 	}
 }
 
+// A vfork child that records (here 50,000 regions, past its thread's
+// buffer): the runtime's buffer slow path took it for a child of the raw
+// fork system call and set the state, shared with the parent, to forked,
+// and the parent's trace was lost (0 events, no final stats). The child
+// knows now that it shares the parent's memory (a MADV_WIPEONFORK page
+// that a forked child finds zeroed) and leaves the state alone: the
+// parent's markers before and after are in its complete trace, linked and
+// through the preload shim. (The child ran on the parent's thread, in its
+// memory: its regions that fitted that thread's buffer show there as the
+// parent's, and the rest are counted dropped, which the runtime's warning
+// at exit would report; the config keeps it to errors.)
+func TestVforkChildRecordingLeavesParentTracing(t *testing.T) {
+	runs := tracedAsUntraced(t, "vfork", "[output]\n[log]\nlevel = \"error\"\n", "exit 0",
+		"vfork: record, child exited 0\n", "record")
+	for mode, r := range runs {
+		g := readTrace(t, r.traces[0])
+		if before, after := g.markers("before"), g.markers("after"); before != 1 || after != 1 {
+			t.Errorf("%s: markers before %d, after %d; want 1 and 1", mode, before, after)
+		}
+	}
+	if len(runs) != 2 {
+		t.Errorf("traced runs %d, want 2 (linked, shim)", len(runs))
+	}
+}
+
 // A SIGURG handler installed with SA_RESETHAND went in behind the
 // trampoline with that flag, and the kernel spent the reset on the first
 // SIGURG: a preemption signal of the Go runtime's, after which the

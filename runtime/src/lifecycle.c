@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -68,8 +69,7 @@ void ot_log(int level, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  int st = atomic_load(&ot_state);
-  if (ot_core.log && st != OT_STATE_FORKED) {
+  if (ot_core.log && !ot_forked_child()) {
     ot_core.log(level, msg);
     return;
   }
@@ -140,11 +140,40 @@ static sigaction_fn next_sigaction(void) {
   return real_sigaction;
 }
 
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18 /* Linux 4.14 */
+#endif
+
+/* A page the kernel zeroes in a forked child (MADV_WIPEONFORK), which a
+ * child sharing the traced process's memory (vfork, CLONE_VM) sees as the
+ * traced process left it: how a child tells whose memory it writes. NULL
+ * where the kernel does not know the advice. */
+static volatile unsigned char *fork_wiped;
+
+static void mark_fork_wiped(void) {
+  long size = sysconf(_SC_PAGESIZE);
+  void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return;
+  if (madvise(p, (size_t)size, MADV_WIPEONFORK) != 0) {
+    munmap(p, (size_t)size);
+    return;
+  }
+  *(volatile unsigned char *)p = 1;
+  fork_wiped = p;
+}
+
 int ot_forked_child(void) {
   if (atomic_load(&ot_state) == OT_STATE_FORKED)
     return 1;
   if (getpid() == traced_pid)
     return 0;
+  /* A child that shares the traced process's memory (vfork) set the
+   * parent's state below, and the parent's trace was lost
+   * (tests/signals/vfork.c record): it takes no more buffers, and leaves
+   * the state to the parent. */
+  if (fork_wiped && *fork_wiped)
+    return 1;
   /* A child made without fork() (the raw system call): no atfork handler
    * ran. Stop recording; its memory goes with it. */
   int want = OT_STATE_ACTIVE;
@@ -1757,6 +1786,7 @@ OT_EXPORT void occa_tools_preload_start(void) { start_once(); }
 
 static void ot_start(void) {
   ot_cfg.log_level = OT_LOG_WARN;
+  mark_fork_wiped();
 
   ot_signals_snapshot();
   faults_before_core();

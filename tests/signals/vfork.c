@@ -12,10 +12,16 @@
  *                        read back as set; the parent then reads its own
  *                        back and raises SIGURG, SIGINT and SIGUSR1. Prints
  *                        both.
+ *   vfork record         the parent records a marker "before", the vfork
+ *                        child records 50,000 regions (past its thread's
+ *                        buffer, into the runtime's slow path) and exits,
+ *                        the parent records a marker "after". Prints how
+ *                        the child ended.
  *
  * A vfork child shares the parent's memory: it writes nothing but its
  * result, and ends with _exit. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,10 +68,38 @@ static int child(void) {
   return right;
 }
 
+/* vfork record. The calls go through dlsym, so that the -plain build runs
+ * without the runtime. */
+static int record(void) {
+  int (*marker)(const char *), (*push)(const char *), (*pop)(void);
+  *(void **)&marker = dlsym(RTLD_DEFAULT, "occa_tools_marker");
+  *(void **)&push = dlsym(RTLD_DEFAULT, "occa_tools_region_push");
+  *(void **)&pop = dlsym(RTLD_DEFAULT, "occa_tools_region_pop");
+  if (marker)
+    marker("before");
+  pid_t c = vfork();
+  if (c == 0) {
+    for (int i = 0; i < 50000 && push && pop; i++) {
+      push("child");
+      pop();
+    }
+    _exit(0);
+  }
+  int status = -1;
+  if (c < 0 || waitpid(c, &status, 0) != c)
+    status = -1;
+  if (marker)
+    marker("after");
+  printf("vfork: record, child %s\n", status == 0 ? "exited 0" : "failed");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "record") == 0)
+    return record();
   int use_vfork = argc == 2 && strcmp(argv[1], "vfork") == 0;
   if (argc != 2 || (!use_vfork && strcmp(argv[1], "fork") != 0)) {
-    fprintf(stderr, "usage: vfork vfork|fork\n");
+    fprintf(stderr, "usage: vfork vfork|fork|record\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
