@@ -243,14 +243,21 @@ static void apply(size_t i);
 
 static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx);
 
+/* a as SA_RESETHAND leaves it: SIG_DFL, its flags and mask kept, as the
+ * kernel resets it. */
+static struct sigaction reset_of(const struct sigaction *a) {
+  struct sigaction dfl = *a;
+  dfl.sa_handler = SIG_DFL;
+  return dfl;
+}
+
 /* The handler of an SA_RESETHAND disposition, run with its flags and mask. */
 static void on_oneshot(int sig, siginfo_t *info, void *uc) {
   int i = signal_index(sig);
   if (i < 0)
     return;
   if (is_child()) { /* the reset is the child's kernel's alone */
-    struct sigaction a = app[i], dfl = app[i];
-    dfl.sa_handler = SIG_DFL;
+    struct sigaction a = app[i], dfl = reset_of(&a);
     real_sigaction(sig, &dfl, NULL);
     call_action(&a, sig, info, uc);
     return;
@@ -264,7 +271,7 @@ static void on_oneshot(int sig, siginfo_t *info, void *uc) {
   sigset_t saved;
   lock_signals(&saved);
   struct sigaction a = app[i];
-  app[i].sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
+  app[i] = reset_of(&a);
   apply((size_t)i);
   unlock_signals(&saved);
   if (a.sa_flags & SA_SIGINFO)
@@ -407,6 +414,10 @@ void ot_signals_rearm(void) {
 
 static _Atomic int core_loaded;
 static _Atomic pid_t core_loader; /* the thread in the core's dlopen(), where Go starts */
+
+/* Whether the caller is the Go runtime starting, inside the core's dlopen():
+ * the actions it sets are the tool's, not the program's. */
+static int go_starting(void) { return atomic_load(&core_loader) == (pid_t)syscall(SYS_gettid); }
 static _Atomic unsigned char onstack_added[NSIG]; /* by the tool, not the program */
 
 static int is_function(const struct sigaction *a) {
@@ -415,11 +426,15 @@ static int is_function(const struct sigaction *a) {
 
 static int on_go_threads(int sig) { return sig == SIGPROF || sig == SIGCHLD || sig == SIGSTKFLT; }
 
+/* Whether the process sent this signal to the thread it landed on, with
+ * tgkill. */
+static int tgkilled_by_process(const siginfo_t *info) {
+  return info && info->si_code == SI_TKILL && info->si_pid == getpid();
+}
+
 /* Whether the process sent this signal to one of the core's threads with
  * tgkill: SIGCHLD's mark. */
-static int sent_to_core_thread(const siginfo_t *info) {
-  return info && info->si_code == SI_TKILL && info->si_pid == getpid() && ot_on_core_thread();
-}
+static int sent_to_core_thread(const siginfo_t *info) { return tgkilled_by_process(info) && ot_on_core_thread(); }
 
 /* Whether the process sent this SIGURG with tgkill to a thread running Go
  * code: the Go runtime's preemption. A thread of the program's runs Go code
@@ -427,7 +442,7 @@ static int sent_to_core_thread(const siginfo_t *info) {
  * decision), where the program's handler took it (in 9 runs of 30 of
  * tests/signals/early.c, linked). */
 static int sent_to_go(const siginfo_t *info) {
-  return info && info->si_code == SI_TKILL && info->si_pid == getpid() && (ot_on_core_thread() || ot_in_core_call());
+  return tgkilled_by_process(info) && (ot_on_core_thread() || ot_in_core_call());
 }
 
 static void call_action(const struct sigaction *a, int sig, siginfo_t *info, void *ctx) {
@@ -512,6 +527,14 @@ static struct sigaction behind_install(const struct sigaction *act, trampoline_f
   return install;
 }
 
+/* A signal of the program's that came after its SA_RESETHAND fired gets
+ * SIG_DFL's action: it ignores SIGURG and SIGCHLD, and ends the process for
+ * SIGPROF and SIGSTKFLT. */
+static void after_reset(int sig) {
+  if (sig != SIGURG && sig != SIGCHLD)
+    raise_again(sig);
+}
+
 /* Gives the program's handler its signal, in a trampoline. SA_NODEFER
  * holds on the program's threads, where the handler runs on the stack the
  * program chose; on a core thread the signal stays blocked until the
@@ -519,9 +542,8 @@ static struct sigaction behind_install(const struct sigaction *act, trampoline_f
 static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) {
   behind_slot a;
   unsigned g = behind_read(b, &a);
-  if (a.reset) { /* SIGURG's trampoline stays in after the reset: SIG_DFL ignores it */
-    if (sig != SIGURG && sig != SIGCHLD)
-      raise_again(sig);
+  if (a.reset) { /* SIGURG's trampoline stays in after the reset */
+    after_reset(sig);
     return;
   }
   if ((a.program.sa_flags & SA_NODEFER) && !ot_on_core_thread()) {
@@ -530,37 +552,28 @@ static void behind_call_program(behind *b, int sig, siginfo_t *info, void *ctx) 
     sigaddset(&one, sig);
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
   }
-  if ((a.program.sa_flags & SA_RESETHAND) && is_child()) { /* the reset is the child's kernel's alone */
-    struct sigaction dfl = a.program;
-    dfl.sa_handler = SIG_DFL;
-    int saved_errno = errno;
-    real_sigaction(sig, &dfl, NULL);
-    errno = saved_errno;
-  } else if (a.program.sa_flags & SA_RESETHAND) {
+  if (a.program.sa_flags & SA_RESETHAND) {
+    struct sigaction dfl = reset_of(&a.program);
     int saved_errno = errno, second = 0;
-    sigset_t saved;
-    lock_signals(&saved);
-    /* Where the program changed its action since, the signal came before
-     * the change: its handler takes it, and the change stands. */
-    if (atomic_load(&b->gen) == g) {
-      behind_slot *now = atomic_load(&b->now);
-      second = now->reset;
-      if (!second) {
-        struct sigaction dfl = a.program;
-        dfl.sa_handler = SIG_DFL; /* as the kernel resets it: flags and mask stay */
-        if (sig != SIGURG) /* the Go runtime's preemption still needs SIGURG's */
+    if (is_child()) { /* the reset is the child's kernel's alone */
+      real_sigaction(sig, &dfl, NULL);
+    } else {
+      sigset_t saved;
+      lock_signals(&saved);
+      /* Where the program changed its action since, the signal came before
+       * the change: its handler takes it, and the change stands. */
+      if (atomic_load(&b->gen) == g) {
+        behind_slot *now = atomic_load(&b->now);
+        second = now->reset;
+        if (!second && sig != SIGURG) /* the Go runtime's preemption still needs SIGURG's */
           real_sigaction(sig, &dfl, NULL);
         now->reset = 1;
       }
+      unlock_signals(&saved);
     }
-    unlock_signals(&saved);
     errno = saved_errno;
-    /* A second signal before the reset: SIG_DFL's, which is in place now.
-     * It ignores SIGURG and SIGCHLD, and ends the process for SIGPROF and
-     * SIGSTKFLT. */
-    if (second) {
-      if (sig != SIGURG && sig != SIGCHLD)
-        raise_again(sig);
+    if (second) { /* a second signal before the reset */
+      after_reset(sig);
       return;
     }
   }
@@ -610,7 +623,7 @@ static int urg_sigaction(sigaction_fn next, const struct sigaction *act, struct 
   int behind_now = is_urg_trampoline(&cur);
   struct sigaction old = program_view(SIGURG, &cur);
   if (rc == 0 && act) {
-    int from_go = atomic_load(&core_loader) == (pid_t)syscall(SYS_gettid);
+    int from_go = go_starting();
     behind_slot *fill = behind_begin(&urg_behind, from_go ? &old : act);
     if (from_go)
       fill->replaced = *act;
@@ -842,6 +855,20 @@ static void nodefer_trampoline(int sig, siginfo_t *info, void *ctx) {
 
 static trampoline_fn go_sig_trampoline(int sig) { return sig == SIGCHLD ? chld_trampoline : nodefer_trampoline; }
 
+/* Whether cur is the trampoline of sig, one of on_go_threads. */
+static int is_go_sig_trampoline(int sig, const struct sigaction *cur) {
+  return (cur->sa_flags & SA_SIGINFO) && cur->sa_sigaction == go_sig_trampoline(sig);
+}
+
+/* Puts the program's handler act for sig behind its trampoline (signal
+ * lock held). */
+static int go_sig_behind_install(sigaction_fn next, int sig, const struct sigaction *act) {
+  behind *b = go_sig_behind(sig);
+  behind_end(b, behind_begin(b, act));
+  struct sigaction install = behind_install(act, go_sig_trampoline(sig));
+  return next(sig, &install, NULL);
+}
+
 /* The Go runtime, starting in the core, gives SA_ONSTACK to the handlers it
  * finds: it reads the action back through this sigaction() and sets it
  * again with the flag. Behind a trampoline, which has the flag already,
@@ -855,7 +882,7 @@ static int go_adds_onstack(const struct sigaction *act, const behind *b) {
   struct sigaction program = atomic_load(&b->now)->program, with = *act;
   program.sa_flags = (program.sa_flags & settable) | SA_ONSTACK;
   with.sa_flags &= settable;
-  return atomic_load(&core_loader) == (pid_t)syscall(SYS_gettid) && same_action(&with, &program);
+  return go_starting() && same_action(&with, &program);
 }
 
 /* sigaction() under the signal lock for a signal that lands on the core's
@@ -865,13 +892,11 @@ static int go_adds_onstack(const struct sigaction *act, const behind *b) {
  * SIG_IGN. 1 with *rc and *oact filled; 0 where it has nothing to do. */
 static int behind_sigaction(sigaction_fn next, int sig, const struct sigaction *act, struct sigaction *oact,
                             int *rc) {
-  trampoline_fn trampoline = go_sig_trampoline(sig);
-  behind *b = go_sig_behind(sig);
   struct sigaction cur;
   memset(&cur, 0, sizeof cur);
   if (next(sig, NULL, &cur) != 0)
     return 0;
-  int is_behind = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trampoline;
+  int is_behind = is_go_sig_trampoline(sig, &cur);
   int wants = act && ((act->sa_flags & SA_NODEFER) || (sig == SIGCHLD && atomic_load(&chld_marks) > 0));
   int goes_behind = act && is_function(act) && (is_behind || wants);
   if (!is_behind && !goes_behind)
@@ -879,11 +904,8 @@ static int behind_sigaction(sigaction_fn next, int sig, const struct sigaction *
   struct sigaction old = program_view(sig, &cur);
   *rc = 0;
   if (goes_behind) {
-    if (!is_behind || !go_adds_onstack(act, b)) {
-      behind_end(b, behind_begin(b, act));
-      struct sigaction install = behind_install(act, trampoline);
-      *rc = next(sig, &install, NULL);
-    }
+    if (!is_behind || !go_adds_onstack(act, go_sig_behind(sig)))
+      *rc = go_sig_behind_install(next, sig, act);
   } else if (act) {
     *rc = next(sig, act, NULL);
   }
@@ -949,10 +971,7 @@ static void onstack_existing(void) {
     if (cur.sa_flags & SA_NODEFER) { /* behind its trampoline (behind_sigaction) */
       sigset_t saved;
       lock_signals(&saved);
-      behind *b = go_sig_behind(sig);
-      behind_end(b, behind_begin(b, &cur));
-      struct sigaction install = behind_install(&cur, go_sig_trampoline(sig));
-      real_sigaction(sig, &install, NULL);
+      go_sig_behind_install(real_sigaction, sig, &cur);
       unlock_signals(&saved);
       continue;
     }
@@ -979,7 +998,7 @@ static struct sigaction program_view(int sig, const struct sigaction *cur) {
     v = now->program;
     if (now->reset)
       v.sa_handler = SIG_DFL;
-  } else if ((cur->sa_flags & SA_SIGINFO) && on_go_threads(sig) && cur->sa_sigaction == go_sig_trampoline(sig)) {
+  } else if (on_go_threads(sig) && is_go_sig_trampoline(sig, cur)) {
     v = atomic_load(&go_sig_behind(sig)->now)->program;
   } else if (sig == SIGCHLD && (cur->sa_flags & SA_SIGINFO) && cur->sa_sigaction == chld_handler) {
     v = chld_program;
@@ -1009,20 +1028,15 @@ static int child_sigaction(sigaction_fn next, int sig, const struct sigaction *a
 
 OT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact) {
   int i = signal_index(sig);
-  if ((atomic_load(&managing) || atomic_load(&core_loaded)) && is_child()) {
+  int child = (atomic_load(&managing) || atomic_load(&core_loaded)) && is_child();
+  if (child || i < 0 || !atomic_load(&managing)) {
     sigaction_fn next = next_sigaction();
     if (!next) {
       errno = ENOSYS;
       return -1;
     }
-    return child_sigaction(next, sig, act, oact);
-  }
-  if (i < 0 || !atomic_load(&managing)) {
-    sigaction_fn next = next_sigaction();
-    if (!next) {
-      errno = ENOSYS;
-      return -1;
-    }
+    if (child)
+      return child_sigaction(next, sig, act, oact);
     if (atomic_load(&core_loaded))
       return onstack_sigaction(next, sig, act, oact);
     return next(sig, act, oact);
