@@ -277,8 +277,7 @@ func TestProfilingSignalOnToolThreads(t *testing.T) {
 			for _, mode := range []int{linked, shim} {
 				got := runTraced(t, "itimer", "[output]\n", mode, how)
 				name := modeNames[mode]
-				if got.exit != want.exit || got.stdout != want.stdout || got.stderr != "" {
-					t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant %s, %q, nothing", name, got.exit, got.stdout, firstLines(got.stderr, 5), want.exit, want.stdout)
+				if !endedClean(t, name, got, want.exit, want.stdout) {
 					continue
 				}
 				if len(got.traces) != 1 {
@@ -331,10 +330,7 @@ func TestEarlyNoDeferHandler(t *testing.T) {
 			want := "early: " + sig + " handler ours, SA_NODEFER set, SA_ONSTACK clear; other threads " + calls +
 				" calls, 0 unblocked; main 1 call, unblocked yes\n"
 			r := runTraced(t, "early", "[output]\n", mode, sig)
-			if r.exit != "exit 0" || r.stdout != want || r.stderr != "" {
-				t.Errorf("%s (%s): %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing",
-					sig, modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), want)
-			}
+			endedClean(t, sig+" ("+modeNames[mode]+")", r, "exit 0", want)
 		}
 	}
 }
@@ -432,12 +428,9 @@ func TestPreemptionSparesOneShotURGHandler(t *testing.T) {
 	tracedAsUntraced(t, "itimer", "[output]\n", "exit 0", want, "urg", "oneshot")
 	for _, mode := range []int{linked, shim} {
 		report := filepath.Join(t.TempDir(), "preempts")
-		env := []string{"OCCA_TOOLS_CORE=" + filepath.Join(buildDir, "tests", "latecore.so"), "LATECORE_PREEMPTS=" + report}
+		env := []string{lateCore(), "LATECORE_PREEMPTS=" + report}
 		r := runTracedEnv(t, "itimer", "[output]\n", mode, env, "urg", "oneshot")
-		if r.exit != "exit 0" || r.stdout != want || r.stderr != "" {
-			t.Errorf("latecore (%s): %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing",
-				modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), want)
-		}
+		endedClean(t, "latecore ("+modeNames[mode]+")", r, "exit 0", want)
 		if got, err := os.ReadFile(report); err != nil || string(got) != "preempts 3\n" {
 			t.Errorf("latecore (%s): its SIGURG handler reports %q (%v), want the 3 preemptions", modeNames[mode], got, err)
 		}
@@ -469,6 +462,20 @@ func TestSignalStormWithChangingHandlers(t *testing.T) {
 	}
 }
 
+// endedClean reports whether r ended with exit, printed stdout and nothing
+// on stderr, and, when not, says how it differs as an error of t, labelled.
+func endedClean(t *testing.T, label string, r *sigRun, exit, stdout string) bool {
+	t.Helper()
+	if r.exit == exit && r.stdout == stdout && r.stderr == "" {
+		return true
+	}
+	t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant %s, %q, nothing", label, r.exit, r.stdout, firstLines(r.stderr, 5), exit, stdout)
+	return false
+}
+
+// lateCore is the environment that loads the stand-in core latecore.so.
+func lateCore() string { return "OCCA_TOOLS_CORE=" + filepath.Join(buildDir, "tests", "latecore.so") }
+
 // firstLines is the first n lines of s.
 func firstLines(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
@@ -490,8 +497,7 @@ func tracedAsUntraced(t *testing.T, name, configText, exit, stdout string, args 
 	for _, mode := range []int{linked, shim} {
 		got := runTraced(t, name, configText, mode, args...)
 		m := modeNames[mode]
-		if got.exit != exit || got.stdout != stdout || got.stderr != "" {
-			t.Errorf("%s: %s, stdout %q, stderr:\n%s\nwant %s, %q, nothing", m, got.exit, got.stdout, firstLines(got.stderr, 5), exit, stdout)
+		if !endedClean(t, m, got, exit, stdout) {
 			continue
 		}
 		if len(got.traces) != 1 {
@@ -527,7 +533,7 @@ type tracedRun struct {
 // The shim starts the runtime now, once its forwards lead there: linked
 // and through the shim, all 5 signals come, and the program ends.
 func TestCoreThreadMadeAtRunIsRecorded(t *testing.T) {
-	core := []string{"OCCA_TOOLS_CORE=" + filepath.Join(buildDir, "tests", "latecore.so")}
+	core := []string{lateCore()}
 	for _, tc := range []struct {
 		name, want string
 		args       []string
@@ -558,7 +564,7 @@ func TestCoreThreadMadeAtRunIsRecorded(t *testing.T) {
 // calls, after the program's 3 s wait): the trampoline resets on the
 // child's signal, and SIGCHLD's action then reads back as SIG_DFL.
 func TestPendingMarkMissesProgramHandler(t *testing.T) {
-	core := []string{"OCCA_TOOLS_CORE=" + filepath.Join(buildDir, "tests", "latecore.so")}
+	core := []string{lateCore()}
 	for _, tc := range []struct {
 		args    []string
 		handler string
@@ -570,10 +576,7 @@ func TestPendingMarkMissesProgramHandler(t *testing.T) {
 		want := "itimer: bad set EFAULT; sigchld 5 of 5 by " + tc.args[1] + ", action default; then handler " + tc.handler + ", calls 1\n"
 		for _, mode := range []int{linked, shim} {
 			r := runTracedEnv(t, "itimer", "[output]\n", mode, core, tc.args...)
-			if r.exit != "exit 0" || r.stdout != want || r.stderr != "" {
-				t.Errorf("%v (%s): %s, stdout %q, stderr:\n%s\nwant exit 0, %q, nothing",
-					tc.args, modeNames[mode], r.exit, r.stdout, firstLines(r.stderr, 5), want)
-			}
+			endedClean(t, fmt.Sprintf("%v (%s)", tc.args, modeNames[mode]), r, "exit 0", want)
 		}
 	}
 }

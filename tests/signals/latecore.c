@@ -37,11 +37,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* Blocks or unblocks (how) sig in the calling thread. */
+static void mask_one(int how, int sig) {
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(how, &one, NULL);
+}
+
 static void *idle(void *arg) {
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
+  mask_one(SIG_UNBLOCK, SIGCHLD);
   for (;;)
     pause();
   return arg;
@@ -57,10 +62,7 @@ static void *kernel_handler(int sig) {
 static _Atomic int late_started; /* late has read SIG_DFL, before the stand-in goes in */
 
 static void *late(void *arg) {
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  pthread_sigmask(SIG_BLOCK, &chld, NULL);
+  mask_one(SIG_BLOCK, SIGCHLD);
   /* The stand-in goes in, then the program's handler. */
   const struct timespec ms = {0, 1000 * 1000};
   void *seen = kernel_handler(SIGCHLD);
@@ -71,7 +73,7 @@ static void *late(void *arg) {
     if (now != seen)
       seen = now, changes++;
   }
-  pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
+  mask_one(SIG_UNBLOCK, SIGCHLD);
   for (;;)
     pause();
   return arg;
@@ -89,10 +91,11 @@ __attribute__((constructor)) static void as_go_loads(void) {
   sigaction(SIGURG, &sa, NULL);
 }
 
-static void preempt_thread(pid_t tid) { syscall(SYS_tgkill, (long)getpid(), (long)tid, (long)SIGURG); }
-
-/* Waits up to 1 s for the preemptions to reach n. */
-static void wait_preempts(int n) {
+/* Sends thread tid a SIGURG, as the Go runtime preempts it, and waits up
+ * to 1 s for go_urg to take it. */
+static void preempt_thread(pid_t tid) {
+  int n = atomic_load(&preempts) + 1;
+  syscall(SYS_tgkill, (long)getpid(), (long)tid, (long)SIGURG);
   const struct timespec ms = {0, 1000 * 1000};
   for (int i = 0; i < 1000 && atomic_load(&preempts) < n; i++)
     nanosleep(&ms, NULL);
@@ -110,16 +113,11 @@ static _Atomic pid_t preempt_tid;
 /* Once the program has a SIGURG handler, a SIGURG to this thread, as the
  * Go runtime preempts a goroutine. */
 static void *preempt(void *arg) {
-  sigset_t urg;
-  sigemptyset(&urg);
-  sigaddset(&urg, SIGURG);
-  pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
+  mask_one(SIG_UNBLOCK, SIGURG);
   const struct timespec ms = {0, 1000 * 1000};
   while (!program_handles_urg())
     nanosleep(&ms, NULL);
-  int before = atomic_load(&preempts);
   preempt_thread((pid_t)syscall(SYS_gettid));
-  wait_preempts(before + 1);
   atomic_store(&preempt_tid, (pid_t)syscall(SYS_gettid));
   for (;;)
     pause();
@@ -129,7 +127,6 @@ static void *preempt(void *arg) {
 EXPORT int OccaToolsCoreStart(const ot_host_t *host, ot_settings_t *settings) {
   (void)host;
   preempt_thread((pid_t)syscall(SYS_gettid));
-  wait_preempts(1);
   settings->enabled_mask = 0;
   settings->memory_bytes = 1 << 20;
   settings->buffer_bytes = 64 << 10;
@@ -179,11 +176,8 @@ EXPORT void OccaToolsCoreTagKernel(const char *name, const char *tag) { (void)na
 
 EXPORT void OccaToolsCoreShutdown(void) {
   pid_t tid = atomic_load(&preempt_tid);
-  if (tid) {
-    int before = atomic_load(&preempts);
+  if (tid)
     preempt_thread(tid);
-    wait_preempts(before + 1);
-  }
   const char *report = getenv("LATECORE_PREEMPTS");
   FILE *f = report ? fopen(report, "w") : NULL;
   if (f) {
