@@ -114,7 +114,7 @@ bench-convert: all test-programs
 	@rm -rf $(BUILD)/bench-convert && mkdir -p $(BUILD)/bench-convert
 	tests/bench/workload-trace.sh $(BUILD) $(BENCH_WORKLOAD_TRACE)
 	@echo "== the same on the workload's event mix ($(BENCH_WORKLOAD_TRACE))"
-	OCCA_BENCH_TRACE=$(abspath $(BENCH_WORKLOAD_TRACE)) $(GO) test -run XXX -bench 'Decode|Pair$$|Summary$$|SummaryInline$$|Parquet$$|CSV$$|Perfetto$$|PerfettoPlain$$' -benchtime 1x -timeout 30m ./formats/bench
+	OCCA_BENCH_TRACE=$(abspath $(BENCH_WORKLOAD_TRACE)) $(GO) test -run XXX -bench 'Decode|Pair$$|Summary$$|SummaryInline$$|Parquet$$|CSV$$|Perfetto$$|PerfettoPlain$$|PerfettoFloor$$' -benchtime 1x -timeout 30m ./formats/bench
 
 # How summary and convert grow with the number of ranks (1 to 10,000 fake
 # ranks of the bundled workload) and with one long trace: wall, CPU and peak

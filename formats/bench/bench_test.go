@@ -17,6 +17,7 @@ import (
 
 	"github.com/libocca/occa-tools/formats/analysis"
 	"github.com/libocca/occa-tools/formats/csv"
+	"github.com/libocca/occa-tools/formats/deflate"
 	"github.com/libocca/occa-tools/formats/parquet"
 	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/summary"
@@ -278,4 +279,49 @@ func BenchmarkPerfetto(b *testing.B) {
 // BenchmarkPerfettoPlain converts as convert -compress=false does.
 func BenchmarkPerfettoPlain(b *testing.B) {
 	convert(b, perfetto.PairWindow, func(path string, p *analysis.Process) (rankWriter, error) { return perfetto.Create(path, p, 1) })
+}
+
+// BenchmarkPerfettoFloor times what any Perfetto writer that reads the
+// trace and writes these packets compressed must do, with the writing
+// itself taken as free: reading and pairing the trace as the conversion
+// does (PairWindow), and deflating the plain conversion's bytes (made
+// once, untimed) in the writer's 1 MiB buffers with formats/deflate. Its
+// Mevents/cpu-s is the bound over BenchmarkPerfetto's; read-ns/event and
+// deflate-ns/event say what each part takes.
+func BenchmarkPerfettoFloor(b *testing.B) {
+	path, n := steadyTrace(b)
+	out := filepath.Join(b.TempDir(), "plain")
+	var w *perfetto.Writer
+	res, err := analysis.Read(path, 0, analysis.Options{Window: perfetto.PairWindow, Open: func(p *analysis.Process) error {
+		var err error
+		w, err = perfetto.Create(out, p, 1)
+		return err
+	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
+	if err == nil {
+		err = w.Close(res)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain, err := os.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var zbuf []byte
+	var readCPU, zipCPU time.Duration
+	runOn(b, path, n, func(path string) error {
+		t0 := processCPU()
+		_, err := analysis.Read(path, 0, analysis.Options{Window: perfetto.PairWindow},
+			func(*analysis.Process, *analysis.Row) error { return nil })
+		t1 := processCPU()
+		for p := plain; len(p) > 0; p = p[min(len(p), 1<<20):] {
+			zbuf = deflate.Encode(zbuf[:0], p[:min(len(p), 1<<20)])
+		}
+		readCPU += t1 - t0
+		zipCPU += processCPU() - t1
+		return err
+	})
+	b.ReportMetric(float64(readCPU.Nanoseconds())/float64(n*b.N), "read-ns/event")
+	b.ReportMetric(float64(zipCPU.Nanoseconds())/float64(n*b.N), "deflate-ns/event")
+	b.ReportMetric(float64(len(plain))/float64(n), "plain-bytes/event")
 }

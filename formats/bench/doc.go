@@ -4,7 +4,9 @@
 // events as OCCA's OpenMP backend makes them (about 2 M events); and the
 // Perfetto conversion of 10 k and 80 k device times that match no launch,
 // with the ratio of their times (BenchmarkPerfettoUnmatched: linear is
-// about 8). Run with
+// about 8); and the floor under any Perfetto writer that deflates these
+// packets (BenchmarkPerfettoFloor: reading and pairing, then deflate on the
+// plain conversion's bytes, the writing itself taken as free). Run with
 //
 //	go test -run XXX -bench . -benchtime 1x ./formats/bench
 //
