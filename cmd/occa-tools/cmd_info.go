@@ -70,7 +70,8 @@ type traceSummary struct {
 	events     uint64
 	first      int64
 	last       int64
-	threads    map[uint32]uint64 // events per thread
+	threads    map[uint32]uint64 // events per thread, for the first infoMaxThreads seen
+	pastEvents uint64            // events of the threads seen after those
 	dropEvents [trace.NumReasonCounters]uint64
 	err        error
 }
@@ -91,7 +92,11 @@ func summarize(r *trace.Reader) *traceSummary {
 		s.last = max(s.last, e.Time)
 		s.events++
 		s.kinds[e.Kind]++
-		s.threads[e.Thread]++
+		if n, ok := s.threads[e.Thread]; ok || len(s.threads) < infoMaxThreads {
+			s.threads[e.Thread] = n + 1
+		} else {
+			s.pastEvents++
+		}
 		if e.Kind == trace.Dropped {
 			reason := e.Args[1]
 			if reason >= trace.NumReasonCounters {
@@ -150,7 +155,7 @@ func infoOne(env *Env, path string) error {
 	} else {
 		fmt.Fprintf(w, "span:        no events\n")
 	}
-	fmt.Fprintf(w, "threads:     %s\n", threadList(r.Dict(), sum.threads))
+	fmt.Fprintf(w, "threads:     %s\n", threadList(r.Dict(), sum.threads, sum.pastEvents))
 	fmt.Fprintf(w, "events:      %d in %d chunks", sum.events, r.Chunks())
 	if st := r.Stats(); st != nil && st.TotalEvents() != sum.events {
 		fmt.Fprintf(w, " (the last stats chunk counts %d written)", st.TotalEvents())
@@ -237,7 +242,21 @@ func drops(st *trace.Stats, fromEvents *[trace.NumReasonCounters]uint64) string 
 	return line
 }
 
-func threadList(d *trace.Dict, counts map[uint32]uint64) string {
+// infoMaxThreads bounds the threads info counts events for: thread
+// indexes come from the file, and a program that makes a thread per task
+// has hundreds of thousands. The events of threads seen after these are
+// counted together. A variable so that tests reach it with small traces.
+var infoMaxThreads = 1 << 16
+
+// infoListThreads is how many threads the threads line names: all of them
+// up to this many, else this many of the busiest. A trace of 100,000
+// threads made a line of 3.5 MB.
+const infoListThreads = 16
+
+// threadList says how many threads recorded events and names the busiest
+// (ties by index), each with its name, OS tid and event count; past is the
+// events of the threads seen after the first infoMaxThreads.
+func threadList(d *trace.Dict, counts map[uint32]uint64, past uint64) string {
 	if len(counts) == 0 {
 		return "none"
 	}
@@ -245,16 +264,41 @@ func threadList(d *trace.Dict, counts map[uint32]uint64) string {
 	for id := range counts {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	var parts []string
-	for _, id := range ids {
+	named := ids
+	if len(ids) > infoListThreads || past > 0 {
+		sort.Slice(ids, func(i, j int) bool {
+			if a, b := counts[ids[i]], counts[ids[j]]; a != b {
+				return a > b
+			}
+			return ids[i] < ids[j]
+		})
+		named = ids[:min(len(ids), infoListThreads)]
+	}
+	sort.Slice(named, func(i, j int) bool { return named[i] < named[j] })
+	parts := make([]string, 0, len(named)+1)
+	for _, id := range named {
 		p := "t" + strconv.FormatUint(uint64(id), 10)
 		if th := d.Thread(uint64(id)); th.Known {
 			p += fmt.Sprintf(" %s (tid %d)", th.Name, th.TID)
 		}
 		parts = append(parts, fmt.Sprintf("%s: %d events", p, counts[id]))
 	}
-	return fmt.Sprintf("%d (%s)", len(ids), strings.Join(parts, "; "))
+	total := strconv.Itoa(len(ids))
+	if rest := ids[len(named):]; len(rest) > 0 {
+		var events uint64
+		for _, id := range rest {
+			events += counts[id]
+		}
+		parts = append(parts, fmt.Sprintf("%d more threads: %d events", len(rest), events))
+	}
+	if past > 0 {
+		total = "more than " + total
+		parts = append(parts, fmt.Sprintf("threads past the first %d: %d events", infoMaxThreads, past))
+	}
+	if len(named) < len(ids) || past > 0 {
+		return fmt.Sprintf("%s (the %d busiest: %s)", total, len(named), strings.Join(parts, "; "))
+	}
+	return fmt.Sprintf("%s (%s)", total, strings.Join(parts, "; "))
 }
 
 // sinceStart writes a time in the trace as seconds after its start, to the
