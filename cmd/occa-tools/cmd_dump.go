@@ -60,7 +60,9 @@ func dumpOne(env *Env, path string) error {
 		return err
 	}
 	defer c.Close()
-	if err := trace.DumpN(env.Stdout, r, *dumpN); err != nil {
+	err = trace.DumpN(env.Stdout, r, *dumpN)
+	reportLeftOut(env, path, r.Dict().LeftOut())
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, explain(err))
 	}
 	reportSalvage(env, path, r)

@@ -170,6 +170,9 @@ func infoOne(env *Env, path string) error {
 		}
 	}
 	fmt.Fprintf(w, "%s\n", drops(r.Stats(), &sum.dropEvents))
+	if n := r.Dict().LeftOut(); n > 0 {
+		fmt.Fprintf(w, "not kept:    %s\n", leftOutText(n))
+	}
 	if st := r.Stats(); st != nil && st.Clamped > 0 {
 		fmt.Fprintf(w, "clamped:     %d event times raised to keep a thread in order\n", st.Clamped)
 	}

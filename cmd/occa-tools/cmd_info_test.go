@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,5 +90,38 @@ func TestInfoThreads(t *testing.T) {
 				t.Errorf("threads line\n got %s\nwant %s", got, c.want)
 			}
 		})
+	}
+}
+
+// Definitions a reader did not keep (trace.MaxDictStrings) are said once by
+// every command, naming the file; the commands still succeed.
+func TestDefsLeftOutReported(t *testing.T) {
+	defer func(n int) { trace.MaxDictStrings = n }(trace.MaxDictStrings)
+	trace.MaxDictStrings = 10 // tracetest.Defs has 13
+	dir := t.TempDir()
+	writeTraces(t, dir)
+	path := filepath.Join(dir, "small.occa")
+	line := path + ": " + leftOutText(3) + "\n"
+	for _, c := range []struct {
+		args     []string
+		inStdout bool
+	}{
+		{[]string{"info", path}, true},
+		{[]string{"dump", path}, false},
+		{[]string{"summary", path}, false},
+		{[]string{"convert", "-to", "csv", "-o", filepath.Join(dir, "csv"), path}, false},
+		{[]string{"convert", "-to", "perfetto", "-o", filepath.Join(dir, "pf"), path}, false},
+	} {
+		var stdout, stderr bytes.Buffer
+		if status := run(c.args, &Env{Stdout: &stdout, Stderr: &stderr}); status != 0 {
+			t.Errorf("%v: exit status %d, stderr %s", c.args, status, stderr.String())
+		}
+		got, want := strings.Count(stderr.String(), line), 1
+		if c.inStdout {
+			got, want = strings.Count(stdout.String(), "not kept:    "+leftOutText(3)+"\n"), 1
+		}
+		if got != want {
+			t.Errorf("%v: the line said %d times, want %d\nstdout:\n%s\nstderr:\n%s", c.args, got, want, stdout.String(), stderr.String())
+		}
 	}
 }

@@ -276,8 +276,10 @@ func mergePartials(paths []string) (*summary.Collector, error) {
 	return total, nil
 }
 
-// reportProblems tells what a salvaging read skipped.
+// reportProblems tells what a salvaging read skipped, and what any read
+// did not keep.
 func reportProblems(env *Env, path string, res *analysis.Result) {
+	reportLeftOut(env, path, res.DefsLeftOut)
 	if len(res.Problems) == 0 {
 		return
 	}

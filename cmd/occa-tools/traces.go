@@ -45,6 +45,23 @@ func reportSalvage(env *Env, path string, r *trace.Reader) {
 	}
 }
 
+// reportLeftOut says that n of the trace's definitions were not kept
+// (trace.MaxDictText): only a file made to exhaust a reader's memory has
+// so many.
+func reportLeftOut(env *Env, path string, n int) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s\n", path, leftOutText(n))
+}
+
+// leftOutText says what n definitions not kept mean.
+func leftOutText(n int) string {
+	return fmt.Sprintf("%d definitions not kept, past %d MiB of names, %d names or %d tags of one kernel: "+
+		"the names they define read as string#ID. No trace of the occa-tools runtime holds so many; check where this file came from",
+		n, trace.MaxDictText>>20, trace.MaxDictStrings, trace.MaxKernelTags)
+}
+
 // traceID is what tells two traces of one process apart from traces of
 // two: the host, pid and rank, and the wall-clock start (a pid comes back
 // in a later run). It is all the commands keep of a header while they read

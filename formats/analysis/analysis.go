@@ -624,10 +624,14 @@ type Result struct {
 	Complete bool         // closed cleanly
 	Problems []*trace.Error
 	Skipped  int64
+	// DefsLeftOut counts definitions the reader did not keep (trace.Dict's
+	// bounds): names that read as placeholders.
+	DefsLeftOut int
 }
 
 func (res *Result) fill(r *trace.Reader) {
 	res.Stats, res.Complete, res.Problems, res.Skipped = r.Stats(), r.Complete(), r.Problems(), r.Skipped()
+	res.DefsLeftOut = r.Dict().LeftOut()
 }
 
 // Dropped returns the events the trace says were lost, by the last stats

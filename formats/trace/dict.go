@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -19,7 +20,23 @@ type Dict struct {
 	streams map[uint64]*Def
 	memory  map[uint64]*Def
 	threads map[uint64]*Def
+	text    int64 // bytes of the strings kept
+	leftOut int   // defs not kept (MaxDictText, MaxDictStrings, MaxKernelTags)
 }
+
+// What a Dict keeps of definitions whose size the file, not the program,
+// decides. A DefString holds up to MaxString bytes that compress to almost
+// nothing: a 124 KB file of 3,000 of them took every command to 3 GB. A
+// trace the runtime writes interns far less (its string table is bounded,
+// runtime/src/strings.c). Strings past MaxDictText bytes or MaxDictStrings
+// strings are not kept: they read as "string#ID", as a string without a
+// def. A kernel keeps its first MaxKernelTags distinct tags. LeftOut counts
+// what was not kept. Variables so that tests reach them with small traces.
+var (
+	MaxDictText    int64 = 64 << 20
+	MaxDictStrings       = 1 << 20
+	MaxKernelTags        = 256
+)
 
 // DeviceInfo describes a device (DefDevice).
 type DeviceInfo struct {
@@ -98,7 +115,14 @@ func (d *Dict) add(def *Def) {
 	cp := *def
 	switch def.Kind {
 	case DefString:
-		d.strings[id] = validText(def.Text)
+		text := validText(def.Text)
+		old, had := d.strings[id]
+		grow := int64(len(text)) - int64(len(old))
+		if (!had && len(d.strings) >= MaxDictStrings) || d.text+grow > MaxDictText {
+			d.leftOut++
+			break
+		}
+		d.strings[id], d.text = text, d.text+grow
 	case DefDevice:
 		d.devices[id] = &cp
 	case DefKernel:
@@ -106,7 +130,16 @@ func (d *Dict) add(def *Def) {
 		k.Known = true
 		k.Device, k.name, k.source, k.PropertiesHash = def.Args[1], def.Args[2], def.Args[3], def.Args[4]
 	case DefKernelTag:
+		// The runtime writes a kernel's tags again when it decides anew
+		// (occa_tools_tag_kernel): a reader keeps the union.
 		k := d.kernel(id)
+		if slices.Contains(k.tags, def.Args[1]) {
+			break
+		}
+		if len(k.tags) >= MaxKernelTags {
+			d.leftOut++
+			break
+		}
 		k.tags = append(k.tags, def.Args[1])
 	case DefStream:
 		d.streams[id] = &cp
@@ -124,6 +157,13 @@ func (d *Dict) kernel(id uint64) *KernelInfo {
 		d.kernels[id] = k
 	}
 	return k
+}
+
+// LeftOut returns how many definitions were not kept (see MaxDictText).
+func (d *Dict) LeftOut() int {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.leftOut
 }
 
 // String returns the interned string id; "" for id 0 and "string#ID" for an
