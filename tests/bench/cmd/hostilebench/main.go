@@ -17,12 +17,15 @@
 //	         variable of their own, never run
 //	ompruns  n/6 kernel launches, each running a parallel region of one
 //	         thread: OCCA's OpenMP mode, launch after launch
+//	names    n/333 string definitions of 1 MiB each (which compress to
+//	         almost nothing: 124 KB at the default n) and a marker
 //
 // Device ids, thread indexes, kernel ids, memory ids and unpaired begins
 // are what a damaged or hostile trace controls; each of these shapes once
 // took a command to hundreds of MB from a trace of a few MB or less (the
 // git log of formats/summary, formats/perfetto and formats/analysis says
-// which; tasks, the task graph, which kept every task to the end). deep
+// which; tasks, the task graph, which kept every task to the end; names,
+// formats/trace's Dict, which kept every string: 3 GB). deep
 // and ties once took the commands time: 1.3 s for a 5 KB
 // trace (each push past the depth bound moved the stack down), and
 // quadratic time in convert -to perfetto (slices that share a start, a
@@ -40,6 +43,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,46 +64,48 @@ var (
 	writeShape = flag.String("write", "", "internal: write this shape's trace at the path given and print its events")
 )
 
-// shape writes the events of one trace shape.
+// shape writes the events of one trace shape, after tracetest.Defs and its
+// own defs when it has some.
 type shape struct {
 	name   string
 	events func(n int, add func(thread uint32, e trace.Event))
+	defs   func(n int, add func(trace.Def) error) error
 }
 
 var shapes = []shape{
-	{"devices", func(n int, add func(uint32, trace.Event)) {
+	{name: "devices", events: func(n int, add func(uint32, trace.Event)) {
 		for i := range n {
 			launch(add, 0, uint64(i+1), 1, uint64(1000+i))
 		}
 	}},
-	{"threads", func(n int, add func(uint32, trace.Event)) {
+	{name: "threads", events: func(n int, add func(uint32, trace.Event)) {
 		for i := range n / 5 {
 			launch(add, uint32(10+i), uint64(i+1), 1, 1)
 		}
 	}},
-	{"kernels", func(n int, add func(uint32, trace.Event)) {
+	{name: "kernels", events: func(n int, add func(uint32, trace.Event)) {
 		for i := range n / 5 {
 			launch(add, 0, uint64(i+1), uint64(1000+i), 1)
 		}
 	}},
-	{"allocs", func(n int, add func(uint32, trace.Event)) {
+	{name: "allocs", events: func(n int, add func(uint32, trace.Event)) {
 		for i := range n {
 			corr, mem := uint64(i+1), uint64(i+1)
 			add(0, trace.Event{Kind: trace.MemoryAllocBegin, Args: [trace.MaxArgs]uint64{corr, 1, 4096}})
 			add(0, trace.Event{Kind: trace.MemoryAllocEnd, Args: [trace.MaxArgs]uint64{corr, mem, 0x7f0000000000 + mem<<12, trace.StatusOK}})
 		}
 	}},
-	{"begins", func(n int, add func(uint32, trace.Event)) {
+	{name: "begins", events: func(n int, add func(uint32, trace.Event)) {
 		for i := range n {
 			add(0, trace.Event{Kind: trace.RunBegin, Args: [trace.MaxArgs]uint64{uint64(i + 1), 1, 1}})
 		}
 	}},
-	{"deep", func(n int, add func(uint32, trace.Event)) {
+	{name: "deep", events: func(n int, add func(uint32, trace.Event)) {
 		for range n {
 			add(0, trace.Event{Kind: trace.RegionPush, Args: [trace.MaxArgs]uint64{tracetest.StrStep}})
 		}
 	}},
-	{"tasks", func(n int, add func(uint32, trace.Event)) {
+	{name: "tasks", events: func(n int, add func(uint32, trace.Event)) {
 		for i := range n / 4 {
 			task := uint64(i + 2) // task 1 is the implicit task that creates them
 			add(0, trace.Event{Kind: trace.OmpTaskCreate, Args: [trace.MaxArgs]uint64{task, 1, 4, 1}})
@@ -109,14 +116,14 @@ var shapes = []shape{
 			add(0, trace.Event{Kind: trace.OmpTaskSchedule, Args: [trace.MaxArgs]uint64{task, analysis.TaskComplete, 1}})
 		}
 	}},
-	{"pending", func(n int, add func(uint32, trace.Event)) {
+	{name: "pending", events: func(n int, add func(uint32, trace.Event)) {
 		for i := range n / 2 {
 			task := uint64(i + 2)
 			add(0, trace.Event{Kind: trace.OmpTaskCreate, Args: [trace.MaxArgs]uint64{task, 1, 4, 1}})
 			add(0, trace.Event{Kind: trace.OmpTaskDepend, Args: [trace.MaxArgs]uint64{task, 0x1000 + 8*task, analysis.DepInOut}})
 		}
 	}},
-	{"ompruns", func(n int, add func(uint32, trace.Event)) {
+	{name: "ompruns", events: func(n int, add func(uint32, trace.Event)) {
 		const parallelFlags = 0x80000002
 		for i := range n / 6 {
 			corr, par, task := uint64(3*i+100), uint64(3*i+101), uint64(3*i+102)
@@ -128,7 +135,19 @@ var shapes = []shape{
 			add(0, trace.Event{Kind: trace.RunEnd, Args: [trace.MaxArgs]uint64{corr, trace.StatusOK}})
 		}
 	}},
-	{"ties", func(n int, add func(uint32, trace.Event)) {
+	{name: "names", events: func(n int, add func(uint32, trace.Event)) {
+		add(0, trace.Event{Kind: trace.Marker, Args: [trace.MaxArgs]uint64{tracetest.StrStep}})
+	}, defs: func(n int, add func(trace.Def) error) error {
+		big := strings.Repeat("n", trace.MaxString-16)
+		for i := range max(n/333, 1) {
+			id := uint64(1000 + i)
+			if err := add(trace.Def{Kind: trace.DefString, Args: [trace.MaxArgs]uint64{id}, Text: big + strconv.Itoa(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{name: "ties", events: func(n int, add func(uint32, trace.Event)) {
 		const depth = analysis.MaxDepth // regions open on a thread
 		threads := max(n/(2*depth), 1)
 		for t := range threads {
@@ -172,6 +191,12 @@ func write(path string, s shape) (int, error) {
 	}
 	if err := tw.WriteDefs(tracetest.Defs()); err != nil {
 		return 0, err
+	}
+	if s.defs != nil {
+		// One def a chunk: a chunk holds at most trace.MaxRaw.
+		if err := s.defs(*n, func(d trace.Def) error { return tw.WriteDefs([]trace.Def{d}) }); err != nil {
+			return 0, err
+		}
 	}
 	now, events := int64(tracetest.MonoStart), 0
 	var bt *trace.Batch
