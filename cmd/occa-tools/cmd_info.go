@@ -252,8 +252,8 @@ func drops(st *trace.Stats, fromEvents *[trace.NumReasonCounters]uint64) string 
 var infoMaxThreads = 1 << 16
 
 // infoListThreads is how many threads the threads line names: all of them
-// up to this many, else this many of the busiest. A trace of 100,000
-// threads made a line of 3.5 MB.
+// up to this many, else this many of the busiest: naming every thread of a
+// trace of 100,000 makes a line of 3.5 MB.
 const infoListThreads = 16
 
 // threadList says how many threads recorded events and names the busiest

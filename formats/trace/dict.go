@@ -26,8 +26,8 @@ type Dict struct {
 
 // What a Dict keeps of definitions whose size the file, not the program,
 // decides. A DefString holds up to MaxString bytes that compress to almost
-// nothing: a 124 KB file of 3,000 of them took every command to 3 GB. A
-// trace the runtime writes interns far less (its string table is bounded,
+// nothing: kept whole, 3,000 of them in a 124 KB file hold 3 GB. A trace
+// the runtime writes interns far less (its string table is bounded,
 // runtime/src/strings.c). Strings past MaxDictText bytes or MaxDictStrings
 // strings are not kept: they read as "string#ID", as a string without a
 // def. A kernel keeps its first MaxKernelTags distinct tags. LeftOut counts
