@@ -281,6 +281,20 @@ func BenchmarkPerfettoPlain(b *testing.B) {
 	convert(b, perfetto.PairWindow, func(path string, p *analysis.Process) (rankWriter, error) { return perfetto.Create(path, p, 1) })
 }
 
+// perfettoPlain converts the trace at path to a plain Perfetto trace at out.
+func perfettoPlain(path, out string) error {
+	var w *perfetto.Writer
+	res, err := analysis.Read(path, 0, analysis.Options{Window: perfetto.PairWindow, Open: func(p *analysis.Process) error {
+		var err error
+		w, err = perfetto.Create(out, p, 1)
+		return err
+	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
+	if err == nil {
+		err = w.Close(res)
+	}
+	return err
+}
+
 // BenchmarkPerfettoFloor times what any Perfetto writer that reads the
 // trace and writes these packets compressed must do, with the writing
 // itself taken as free: reading and pairing the trace as the conversion
@@ -291,16 +305,7 @@ func BenchmarkPerfettoPlain(b *testing.B) {
 func BenchmarkPerfettoFloor(b *testing.B) {
 	path, n := steadyTrace(b)
 	out := filepath.Join(b.TempDir(), "plain")
-	var w *perfetto.Writer
-	res, err := analysis.Read(path, 0, analysis.Options{Window: perfetto.PairWindow, Open: func(p *analysis.Process) error {
-		var err error
-		w, err = perfetto.Create(out, p, 1)
-		return err
-	}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
-	if err == nil {
-		err = w.Close(res)
-	}
-	if err != nil {
+	if err := perfettoPlain(path, out); err != nil {
 		b.Fatal(err)
 	}
 	plain, err := os.ReadFile(out)

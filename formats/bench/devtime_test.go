@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libocca/occa-tools/formats/analysis"
-	"github.com/libocca/occa-tools/formats/perfetto"
 	"github.com/libocca/occa-tools/formats/trace"
 	"github.com/libocca/occa-tools/formats/trace/tracetest"
 )
@@ -72,16 +70,7 @@ func BenchmarkPerfettoUnmatched(b *testing.B) {
 			out := filepath.Join(b.TempDir(), "out")
 			conv := func(path string) time.Duration {
 				t0 := time.Now()
-				var w *perfetto.Writer
-				res, err := analysis.Read(path, 0, analysis.Options{Window: perfetto.PairWindow, Open: func(p *analysis.Process) error {
-					var err error
-					w, err = perfetto.Create(out, p, 1)
-					return err
-				}}, func(p *analysis.Process, r *analysis.Row) error { return w.Add(p, r) })
-				if err == nil {
-					err = w.Close(res)
-				}
-				if err != nil {
+				if err := perfettoPlain(path, out); err != nil {
 					b.Fatal(err)
 				}
 				return time.Since(t0)
