@@ -215,6 +215,16 @@ $(BOTH_WAYS:=-plain): $(TEST_BIN)/%-plain: %.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
 
+# A Go program that records through cgo (tests/endings_test.go): Go ends a
+# process with a system call, not exit().
+GO_HOST = $(TEST_BIN)/gohost
+test-programs: $(GO_HOST)
+
+$(GO_HOST): tests/testdata/gohost/main.go runtime/include/occa_tools.h $(BUILD)/lib/libocca_tools.so
+	@mkdir -p $(@D)
+	CGO_ENABLED=1 CGO_CFLAGS='-I$(CURDIR)/runtime/include' \
+	  CGO_LDFLAGS='-L$(abspath $(BUILD))/lib -locca_tools -Wl,-rpath,$$ORIGIN/../lib' $(GO) build -o $@ ./tests/testdata/gohost
+
 # A stand-in for the tracing core that makes a thread as it starts running
 # (tests/signals_test.go), loaded with OCCA_TOOLS_CORE.
 LATE_CORE = $(TEST_BIN)/latecore.so

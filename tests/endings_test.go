@@ -1,10 +1,14 @@
 package tests
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
+	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // Endings without exit(): exec replaces the program, _exit, _Exit and
@@ -72,6 +76,64 @@ func TestEndingsWithoutExitKeepEveryEvent(t *testing.T) {
 					if final != w[0] || n != 2*w[1] {
 						t.Errorf("%s: %s: final stats %d, %d region events; want %d, %d (%v)", name, path, final, n, w[0], 2*w[1], g.err)
 					}
+				}
+			}
+		})
+	}
+}
+
+// A Go program (OCCA through cgo) ends with the exit_group system call,
+// after os.Exit and after main returns alike: no C library function runs,
+// so nothing can make the final flush, and the trace loses the events
+// since the last periodic flush (all 2000 here, the interval being 60 s).
+// The runtime says so in one warning as it starts, and a program that
+// calls occa_tools_flush() first keeps every event. Untraced, the same
+// program prints nothing on stderr; exit status and stdout are the same.
+func TestGoProgramWarnedOfItsEnding(t *testing.T) {
+	const warning = "this program is a Go program: Go ends a process with a system call that no library sees"
+	for _, c := range []struct {
+		how    string
+		events int
+	}{{"exit", 0}, {"return", 0}, {"flush-exit", 2000}} {
+		t.Run(c.how, func(t *testing.T) {
+			for _, traced := range []bool{false, true} {
+				dir := t.TempDir()
+				cfg := filepath.Join(dir, "trace.toml")
+				if err := os.WriteFile(cfg, []byte("[output]\nflush_interval = \"60s\"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "gohost"), c.how)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG=", "LD_PRELOAD=", "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
+				if traced {
+					cmd.Env = append(cmd.Env, "OCCA_TOOLS_CONFIG="+cfg)
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				if testproc.Hung(t) {
+					t.Fatalf("gohost %s did not end within the test's deadline", c.how)
+				}
+				if err != nil || stdout.String() != "gohost: "+c.how+"\n" {
+					t.Fatalf("traced %v: %v, stdout %q; want exit 0, %q", traced, err, stdout.String(), "gohost: "+c.how+"\n")
+				}
+				lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+				if !traced {
+					if stderr.Len() != 0 {
+						t.Errorf("untraced: stderr %q, want nothing", stderr.String())
+					}
+					continue
+				}
+				if len(lines) != 1 || strings.Count(lines[0], warning) != 1 || !strings.Contains(lines[0], "WRN") {
+					t.Errorf("stderr %q, want one warn line saying %q", stderr.String(), warning)
+				}
+				traces, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
+				if len(traces) != 1 {
+					t.Fatalf("traces %v, want 1", traces)
+				}
+				g := readTrace(t, traces[0])
+				if n := g.counts[trace.RegionPush] + g.counts[trace.RegionPop]; n != c.events || (g.stats != nil && g.stats.Final) {
+					t.Errorf("%d region events, final stats %v; want %d, none", n, g.stats != nil && g.stats.Final, c.events)
 				}
 			}
 		})

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -1261,6 +1262,48 @@ OT_EXPORT void _exit(int status) { end_with(0, status); }
 OT_EXPORT void _Exit(int status) { end_with(1, status); }
 OT_EXPORT void quick_exit(int status) { end_with(2, status); }
 
+/* A Go program (OCCA through cgo) ends with the exit_group system call,
+ * from os.Exit and from the return of main alike: no function of the C
+ * library, so neither the above nor a destructor, and its trace loses
+ * what was recorded since the last periodic flush. That cannot be caught;
+ * it is said once, at the start. Go's linker gives every program it makes
+ * a note named "Go" (the build id); the first object dl_iterate_phdr
+ * reports is the main program. */
+enum { GO_NOTE_BUILD_ID = 4 };
+
+static int main_has_go_note(struct dl_phdr_info *info, size_t size, void *found) {
+  (void)size;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE)
+      continue;
+    const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+    while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+      const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
+      size_t name = ((size_t)n->n_namesz + 3) & ~(size_t)3, desc = ((size_t)n->n_descsz + 3) & ~(size_t)3;
+      if (name > (size_t)(end - p) - sizeof *n || desc > (size_t)(end - p) - sizeof *n - name)
+        break;
+      /* The name is "Go" and its NUL, padded by Go's linker into its size. */
+      if (n->n_type == GO_NOTE_BUILD_ID && (n->n_namesz == 3 || n->n_namesz == 4) && memcmp(n + 1, "Go", 3) == 0) {
+        *(int *)found = 1;
+        return 1;
+      }
+      p += sizeof *n + name + desc;
+    }
+  }
+  return 1; /* only the main program */
+}
+
+static void warn_if_go_program(void) {
+  int go = 0;
+  dl_iterate_phdr(main_has_go_note, &go);
+  if (go)
+    ot_log(OT_LOG_WARN, "this program is a Go program: Go ends a process with a system call that no library "
+                        "sees, so its trace ends without the final flush and loses the events recorded since "
+                        "the last periodic one (output.flush_interval); call occa_tools_flush() before os.Exit "
+                        "and before main returns to keep them");
+}
+
 /* exit() from several threads at once (every thread of an OpenMP team
  * that meets an error, say). glibc's exit runs the atexit handlers and the
  * destructors, the final flush among them (ot_fini), one at a time in
@@ -1842,6 +1885,7 @@ static void ot_start(void) {
     sigaction(ot_cfg.toggle_signal, &sa, NULL);
   }
   pthread_atfork(before_fork, NULL, in_child);
+  warn_if_go_program();
   /* The exit-signal handlers go in only now (settle), once the writer that
    * their flush waits for runs. */
   ot_core.run();
