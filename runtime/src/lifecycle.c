@@ -1271,11 +1271,24 @@ OT_EXPORT void quick_exit(int status) { end_with(2, status); }
  * reports is the main program. */
 enum { GO_NOTE_BUILD_ID = 4 };
 
+/* Does a readable loaded segment of the object hold [vaddr, vaddr + len)?
+ * Only then are a note's bytes mapped: the headers are the program's, not
+ * the tool's, and are read as they come. */
+static int mapped(const struct dl_phdr_info *info, ElfW(Addr) vaddr, ElfW(Xword) len) {
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && vaddr >= ph->p_vaddr && len <= ph->p_memsz &&
+        vaddr - ph->p_vaddr <= ph->p_memsz - len)
+      return 1;
+  }
+  return 0;
+}
+
 static int main_has_go_note(struct dl_phdr_info *info, size_t size, void *found) {
   (void)size;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_NOTE)
+    if (ph->p_type != PT_NOTE || !mapped(info, ph->p_vaddr, ph->p_memsz))
       continue;
     const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
     while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
