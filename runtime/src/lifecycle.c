@@ -275,10 +275,7 @@ static void on_oneshot(int sig, siginfo_t *info, void *uc) {
   app[i] = reset_of(&a);
   apply((size_t)i);
   unlock_signals(&saved);
-  if (a.sa_flags & SA_SIGINFO)
-    a.sa_sigaction(sig, info, uc);
-  else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
-    a.sa_handler(sig);
+  call_action(&a, sig, info, uc);
 }
 
 static int is_ours(const struct sigaction *sa) {
