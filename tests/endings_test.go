@@ -1,14 +1,10 @@
 package tests
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/libocca/occa-tools/formats/trace"
-	"github.com/libocca/occa-tools/tests/testproc"
 )
 
 // Endings without exit(): exec replaces the program, _exit, _Exit and
@@ -90,51 +86,32 @@ func TestEndingsWithoutExitKeepEveryEvent(t *testing.T) {
 // calls occa_tools_flush() first keeps every event. Untraced, the same
 // program prints nothing on stderr; exit status and stdout are the same.
 func TestGoProgramWarnedOfItsEnding(t *testing.T) {
+	const config = "[output]\nflush_interval = \"60s\"\n"
 	const warning = "this program is a Go program: Go ends a process with a system call that no library sees"
 	for _, c := range []struct {
 		how    string
 		events int
 	}{{"exit", 0}, {"return", 0}, {"flush-exit", 2000}} {
 		t.Run(c.how, func(t *testing.T) {
-			for _, traced := range []bool{false, true} {
-				dir := t.TempDir()
-				cfg := filepath.Join(dir, "trace.toml")
-				if err := os.WriteFile(cfg, []byte("[output]\nflush_interval = \"60s\"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				cmd := testproc.Command(t, filepath.Join(buildDir, "tests", "gohost"), c.how)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "OCCA_TOOLS_CONFIG=", "LD_PRELOAD=", "OCCA_TOOLS_OUTPUT_DIR="+filepath.Join(dir, "out"))
-				if traced {
-					cmd.Env = append(cmd.Env, "OCCA_TOOLS_CONFIG="+cfg)
-				}
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				err := cmd.Run()
-				if testproc.Hung(t) {
-					t.Fatalf("gohost %s did not end within the test's deadline", c.how)
-				}
-				if err != nil || stdout.String() != "gohost: "+c.how+"\n" {
-					t.Fatalf("traced %v: %v, stdout %q; want exit 0, %q", traced, err, stdout.String(), "gohost: "+c.how+"\n")
-				}
-				lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-				if !traced {
-					if stderr.Len() != 0 {
-						t.Errorf("untraced: stderr %q, want nothing", stderr.String())
-					}
-					continue
-				}
-				if len(lines) != 1 || strings.Count(lines[0], warning) != 1 || !strings.Contains(lines[0], "WRN") {
-					t.Errorf("stderr %q, want one warn line saying %q", stderr.String(), warning)
-				}
-				traces, _ := filepath.Glob(filepath.Join(dir, "out", "*.occatrace"))
-				if len(traces) != 1 {
-					t.Fatalf("traces %v, want 1", traces)
-				}
-				g := readTrace(t, traces[0])
-				if n := g.counts[trace.RegionPush] + g.counts[trace.RegionPop]; n != c.events || (g.stats != nil && g.stats.Final) {
-					t.Errorf("%d region events, final stats %v; want %d, none", n, g.stats != nil && g.stats.Final, c.events)
-				}
+			stdout := "gohost: " + c.how + "\n"
+			// gohost links the runtime: an empty OCCA_TOOLS_CONFIG, set last,
+			// leaves it idle.
+			untracedRun := runTracedEnv(t, "gohost", config, linked, []string{"OCCA_TOOLS_CONFIG="}, c.how)
+			endedClean(t, "untraced", untracedRun, "exit 0", stdout)
+			r := runTraced(t, "gohost", config, linked, c.how)
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if r.exit != "exit 0" || r.stdout != stdout {
+				t.Fatalf("traced: %s, stdout %q; want exit 0, %q", r.exit, r.stdout, stdout)
+			}
+			if len(lines) != 1 || strings.Count(lines[0], warning) != 1 || !strings.Contains(lines[0], "WRN") {
+				t.Errorf("stderr %q, want one warn line saying %q", r.stderr, warning)
+			}
+			if len(r.traces) != 1 {
+				t.Fatalf("traces %v, want 1", r.traces)
+			}
+			g := readTrace(t, r.traces[0])
+			if n := g.counts[trace.RegionPush] + g.counts[trace.RegionPop]; n != c.events || (g.stats != nil && g.stats.Final) {
+				t.Errorf("%d region events, final stats %v; want %d, none", n, g.stats != nil && g.stats.Final, c.events)
 			}
 		})
 	}
