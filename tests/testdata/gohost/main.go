@@ -7,6 +7,11 @@
 //	return      main returns
 //	flush-exit  occa_tools_flush(), then os.Exit(0)
 //
+// Regions are per thread, and Go moves a goroutine between threads between
+// two cgo calls (under load, a push on one thread and its pop on another,
+// which has no region open: 1999 events of 2000): main keeps its thread,
+// as a Go program calling a thread-bound C API must.
+//
 // The Makefile builds it (build/tests/gohost) against build/lib; it lies
 // under testdata so that `go build ./...` leaves it out.
 package main
@@ -20,8 +25,11 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 )
+
+func init() { runtime.LockOSThread() }
 
 func main() {
 	if len(os.Args) != 2 {
